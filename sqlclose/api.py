@@ -556,8 +556,8 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
 
         raise not_read_here(source)
     try:
-        # its parts as the warehouse path splits [source] table (at every dot), so that the table
-        # read here is the one its histogram query reads (Spark's quoting is the pair's alone)
+        # its parts as the warehouse path splits [source] table (spec.warehouse_table_parts), so that the table
+        # read here is the one its histogram query reads
         return open_source((runner.spark, tuple(source.table_parts)), runner)
     except BaseException:
         if made is not None:

@@ -336,3 +336,121 @@ def test_a_spec_trees_array_among_its_leaves_is_named_by_its_shape():
     assert str(e.value).startswith("hierarchy of column 'age': tree for column 'age': group '*' lists a numpy array "
                                    "of shape (74,) among its leaves; a leaf is one value"), str(e.value)
     assert not any(f"{age}y" in str(e.value) for age in range(17, 91))
+
+
+KEYS_ALIKE = ("keys 1 and '1' {where} are both written '1', and a group's name is its key as text: their leaves would "
+              "make one group {group}; rename one of the two, or list their leaves under one key")
+
+
+def test_two_keys_of_a_table_written_alike_are_refused_naming_both():
+    """From Python a table's keys 1 and "1" (True and "True") were one group '1': their leaves merged
+    under one label without a word, and a spec's tree (its keys made text in a dict) kept the last
+    key's leaves alone, its data's 'a' then told "not a leaf". Refused, naming both keys and the
+    group they would make, at the top, below a group, and from a spec given as a dict. Written out by
+    hand. (1 and 1.0, or 1 and True, are one key of a Python dict already: nothing to tell apart.)"""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({1: ["a"], "1": ["b"]}, "t")
+    assert str(e.value) == "t: " + KEYS_ALIKE.format(where="at the tree's top", group="'1'")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"Europe": {"West": ["c"], 1: ["a"], "1": ["b"]}, "Asia": {"East": ["d"]}}, "t")
+    assert str(e.value) == "t: " + KEYS_ALIKE.format(where="of group 'Europe'", group="'Europe > 1'")
+    with pytest.raises(HierarchyError, match=r"^t: keys True and 'True' at the tree's top are both written 'True'"):
+        Hierarchy.from_tree({True: ["a"], "True": ["b"]}, "t")
+    spec = {"k": 2, "others": "keep", "quasi_identifiers": {"city": {"tree": {"*": {1: ["a"], "1": ["b"]}}}}}
+    with pytest.raises(SpecError) as e:
+        sqlclose.anonymize(pa.table({"city": ["a", "b"]}), spec)
+    assert str(e.value) == "spec: invalid spec: quasi_identifiers.city.tree: " + KEYS_ALIKE.format(
+        where="of group '*'", group="'* > 1'")
+
+
+def test_leaves_given_apart_but_written_alike_say_how_each_was_given(tmp_path):
+    """Leaves 1 and "1" (True and "true") are one leaf, the text the engine writes: refused as a leaf
+    listed twice, which read as wrong to whoever gave two values. The message now says how each was
+    given. 1, 1.0 and True are three leaves, '1', '1.0' and 'true' (an INTEGER, a DOUBLE and a
+    BOOLEAN column's texts): kept. Written out by hand."""
+    tail = ("(given as {} and as {}: a leaf is matched as text, as the engine writes the column's values, and both "
+            "are written so); each value is one leaf of the tree: list it once, in the group it belongs to")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"g": [1, "1"], "h": ["2"]}, "t")
+    assert str(e.value) == "t: leaf '1' appears twice in group 'g' " + tail.format("1", "'1'")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"g": ["true"], "h": [True]}, "t")
+    assert str(e.value) == ("t: leaf 'true' appears twice, in group 'g' and in group 'h' "
+                            + tail.format("'true'", "True"))
+    with pytest.raises(HierarchyError) as e:  # the same value twice: as it was
+        Hierarchy.from_tree({"g": ["1"], "h": ["1"]}, "t")
+    assert str(e.value) == ("t: leaf '1' appears twice, in group 'g' and in group 'h'; each value is one leaf of the "
+                            "tree: list it once, in the group it belongs to")
+    assert Hierarchy.from_tree({"g": [1, 1.0], "h": [True]}, "t").rows == \
+        (("1", "g", "*"), ("1.0", "g", "*"), ("true", "h", "*"))
+    spec = _spec_with(tmp_path, '{ "*" = { g = [1, "1"] } }')  # TOML's arrays may mix them
+    with pytest.raises(HierarchyError, match=r"tree for column 'age': leaf '1' appears twice in group '\* > g' "
+                                             r"\(given as 1 and as '1'"):
+        sqlclose.anonymize(pa.table({"age": ["1", "1"], "d": ["x", "y"]}), load_spec(spec))
+
+
+def _pandas_groups(pd):
+    """Groups as pandas gives them (``.unique()`` of a string, categorical, nullable or datetime column,
+    an Index, a Series), each with its leaves written out by hand as a numpy array's are taken."""
+    return [
+        (pd.Series(["Lyon", "Nice", "Lyon"], dtype="string[pyarrow]").unique(), ["Lyon", "Nice"]),
+        (pd.Series(["Lyon", "Nice"], dtype="string[python]").unique(), ["Lyon", "Nice"]),
+        (pd.Series(["Lyon", "Nice"], dtype="str").unique(), ["Lyon", "Nice"]),
+        (pd.Categorical(["Nice", "Lyon", "Nice"]).unique(), ["Nice", "Lyon"]),
+        (pd.array([43, 52], dtype="Int64"), ["43", "52"]),
+        (pd.array([True, False], dtype="boolean"), ["true", "false"]),
+        (pd.Series(pd.to_datetime(["2024-01-31 10:00:00.000000001"])).unique(), ["2024-01-31 10:00:00.000000001"]),
+        (pd.Index(["Lyon", "Nice"]), ["Lyon", "Nice"]),
+        (pd.Series(["Lyon", "Nice"], index=[7, 3]), ["Lyon", "Nice"]),
+    ]
+
+
+def test_a_pandas_array_given_as_a_group_is_taken_as_a_numpy_array_is(tmp_path):
+    """`df["city"].unique()` of a string column is a pandas array (of any text column from pandas 3
+    on), which was refused as "not a list of leaves" where a numpy array is taken. A pandas array,
+    Index or Series is its values in order, each leaf as a numpy array's (an Int64's 43 as '43', a
+    datetime's nanoseconds kept); a Series' index is no leaf. Rows written out by hand; and a
+    release over a table whose tree was given so: a plain GROUP BY over it finds the group's rows."""
+    pd = pytest.importorskip("pandas")
+    for group, leaves in _pandas_groups(pd):
+        assert Hierarchy.from_tree({"g": group, "h": ["zzz"]}, "t").rows == \
+            (*((leaf, "g", "*") for leaf in leaves), ("zzz", "h", "*")), type(group)
+    cities = pd.Series(["Lyon", "Nice", "Lyon", "Nice"], dtype="string[pyarrow]")
+    spec = {"k": 4, "others": "keep", "quasi_identifiers": {"city": {"tree": {"France": cities.unique()}}}}
+    with sqlclose.anonymize(pa.table({"city": ["Lyon", "Nice", "Lyon", "Nice"], "s": list("abcd")}), spec) as r:
+        r.write(tmp_path / "r.parquet")
+    assert _rows(f"SELECT city, count(*) FROM '{tmp_path / 'r.parquet'}' GROUP BY city") == [("France", 4)]
+
+
+def test_a_missing_value_of_a_pandas_group_is_refused_as_none_is():
+    """A pandas group's missing value (NA, NaN of a str column, NaT: a NULL of the column) is no leaf,
+    refused as None among a list's leaves is, naming the group; from a spec given as a dict too.
+    Written out by hand."""
+    pd = pytest.importorskip("pandas")
+    told = ("group '*' lists a missing value ({}) among its leaves: a missing value is no leaf; a NULL of the data "
+            "follows its column's nulls policy (nulls = \"value\" reads it as its null_value, a leaf to list as "
+            "text): leave it out of the tree (….dropna().unique())")
+    for group, cell in ((pd.Series(["Lyon", None], dtype="string[pyarrow]").unique(), "<NA> in pandas"),
+                        (pd.Series(["Lyon", None], dtype="str").unique(), "nan in pandas"),
+                        (pd.array([43, None], dtype="Int64"), "<NA> in pandas"),
+                        (pd.Series(pd.to_datetime(["2024-01-31", None])).unique(), "NaT in pandas"),
+                        (pd.Index(["Lyon", None]), "nan in pandas")):
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_tree({"*": group}, "t")
+        assert str(e.value) == "t: " + told.format(cell), type(group)
+    spec = {"k": 2, "others": "keep",
+            "quasi_identifiers": {"city": {"tree": {"*": pd.Series(["a", None], dtype="string").unique()}}}}
+    with pytest.raises(SpecError) as e:
+        sqlclose.anonymize(pa.table({"city": ["a", "a"]}), spec)
+    assert str(e.value) == "spec: invalid spec: quasi_identifiers.city.tree: " + told.format("<NA> in pandas")
+
+
+def test_a_data_frame_given_as_a_group_is_told_to_give_a_column():
+    """A DataFrame as a group was told "list(…) of it makes one", which makes its column labels the
+    leaves. Told to give one column's values. Written out by hand."""
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"*": pd.DataFrame({"city": ["Lyon"]})}, "t")
+    assert str(e.value) == ("t: group '*' is a pandas.DataFrame, not a list of leaves: a group is a list of leaves "
+                            "(text, numbers, true or false) or a table of groups, e.g. { young = [\"22\", \"27\"], "
+                            "old = [\"43\", \"52\"] }; a group is one column's values, e.g. df[\"city\"].unique()")

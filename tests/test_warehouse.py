@@ -577,10 +577,12 @@ def test_sql_refuses_others_keep_without_the_table_columns_before_the_export(tmp
     ({"format": "warehouse"}, "table ="),
     ({"path": "x.csv", "columns": ["a"]}, "warehouse source"),
     ({"format": "warehouse", "table": "t", "dialect": "oracle"}, "dialect"),
-    # a quoted part holding a dot was split into '"peo' and 'ple"' and named with its quotes (review of the
-    # sixty-third round): refused, naming the part, where the SQL targeted schema '"peo', table 'ple"'
-    ({"format": "warehouse", "table": 'ana."peo.ple"'}, "'\"peo' would be named with its quote"),
-    ({"format": "warehouse", "table": "`ana`.people"}, "make a view of it with a plain name"),
+    # a quote left open, or one closing a part it did not open, would name the part with it (review of the
+    # sixty-third round: the SQL targeted schema '"peo', table 'ple"'); brackets quote no name here
+    ({"format": "warehouse", "table": 'ana."peo.ple'}, "opens a double quote it does not close"),
+    ({"format": "warehouse", "table": 'ana.peo.ple"'}, "the part 'ple\"' ends with a double quote it does not open"),
+    ({"format": "warehouse", "table": "[ana].people"}, "the part '[ana]' is in brackets"),
+    ({"format": "warehouse", "table": 'ana."peo"x'}, "goes on after its quoted part"),
 ])
 def test_the_warehouse_source_is_validated(source, fragment):
     spec = {"source": source, "privacy": {"k": 2}, "quasi_identifiers": {"a": {"mask": True}}}
@@ -588,6 +590,29 @@ def test_the_warehouse_source_is_validated(source, fragment):
         sqlclose.api.as_spec(spec)
     assert fragment in str(raised.value)
 
+
+
+@pytest.mark.parametrize("dialect", WAREHOUSE_DIALECTS)
+def test_a_quoted_warehouse_table_name_is_split_as_its_sql_splits_it(dialect):
+    """`[source] table` was split at every dot: `analytics."peo.ple"` was refused (a view with a plain
+    name the only way), and `` `my.cat`.ana.`peo.ple` `` too. It is split at the dots outside double
+    quotes or backticks (a quote inside doubled), as the DuckDB and Spark pairs split a name. Oracle:
+    the histogram query of every dialect parsed back by sqlglot names the parts written out by hand
+    (BigQuery reads a backticked name holding dots as a path, its names holding none: the same path);
+    the release and verification queries name the table by the same parts (``table_parts``)."""
+    for table, parts in (('"my.cat".ana."peo.ple"', ("my.cat", "ana", "peo.ple")),
+                         ("`my.cat`.ana.`peo.ple`", ("my.cat", "ana", "peo.ple")),
+                         ('analytics."a""b.c"', ("", "analytics", 'a"b.c')),
+                         ('"x.y"', ("", "", "x.y"))):
+        spec = {"source": {"format": "warehouse", "table": table, "columns": ["a"]}, "privacy": {"k": 2},
+                "quasi_identifiers": {"a": {"mask": True}}}
+        sql = sqlclose.histogram_sql(sqlclose.api.as_spec(spec), dialect)
+        tables = list(sqlglot.parse_one(sql, read=dialect).find_all(exp.Table))
+        if dialect == "bigquery":
+            named = {".".join(part.name for part in t.parts) for t in tables}
+            assert named == {".".join(part for part in parts if part)}, (table, sql)
+        else:
+            assert {(t.catalog, t.db, t.name) for t in tables} == {parts}, (table, sql)
 
 
 @pytest.mark.slow

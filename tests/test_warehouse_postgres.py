@@ -141,7 +141,7 @@ def _through_postgres(tmp_path: Path, postgres, table: str, columns: list[str], 
     in ``rules``), the histogram exported from Postgres, and ``anonymize --histogram`` over it."""
     spec = tmp_path / "wh.toml"
     spec.write_text(('others = "keep"\n' if keep else "")
-                    + f'[source]\nformat = "warehouse"\ntable = "{table}"\ndialect = "postgres"\n'
+                    + f'[source]\nformat = "warehouse"\ntable = {json.dumps(table)}\ndialect = "postgres"\n'
                     f'columns = {json.dumps(columns)}\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
                     + rules, encoding="utf-8")
     postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
@@ -212,6 +212,26 @@ def test_a_case_insensitive_sensitive_column_is_verified_byte_for_byte_in_postgr
     postgres.copy_out((tmp_path / "release.verify.sql").read_text(), tmp_path / "check.csv")
     check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
     assert check == [("4", "2", "2", "2", "4", "t")], check  # … min_distinct_s0, source_rows, ok
+
+
+def test_a_table_whose_name_holds_a_dot_is_released_in_postgres(tmp_path, postgres):
+    """`[source] table` was split at every dot, and a quoted part refused: a Postgres table named
+    "peo.ple" in schema "my.schema" could only be reached through a view. Written as Postgres writes
+    it, `"my.schema"."peo.ple"`, it is split at the dots outside quotes: the histogram, the release
+    and its verification run in Postgres on that table. Oracle: the table's rows by hand (classes
+    M and F of 2 rows, 2 diseases each, nothing suppressed), the release grouped in Postgres."""
+    postgres.psql('CREATE SCHEMA "my.schema"; CREATE TABLE "my.schema"."peo.ple"(sex TEXT, disease TEXT)')
+    postgres.psql('INSERT INTO "my.schema"."peo.ple" VALUES (\'M\', \'flu\'), (\'M\', \'cold\'), (\'F\', \'flu\'), '
+                  "('F', 'hiv')")
+    made = _through_postgres(tmp_path, postgres, '"my.schema"."peo.ple"', ["sex", "disease"],
+                             SEX_RULES + DISTINCT_2)
+    assert made.exit_code == 0, made.output
+    released = postgres.psql(f"COPY (SELECT sex, COUNT(*), COUNT(DISTINCT disease) FROM "
+                             f"({(tmp_path / 'release.sql').read_text()}) AS r GROUP BY sex ORDER BY sex) TO STDOUT")
+    assert released.splitlines() == ["F\t2\t2", "M\t2\t2"]
+    postgres.copy_out((tmp_path / "release.verify.sql").read_text(), tmp_path / "check.csv")
+    check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
+    assert check[0][-1] == "t", check  # ok
 
 
 def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, postgres):

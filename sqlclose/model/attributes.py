@@ -134,13 +134,26 @@ def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:
     return "".join(f"; {part}" for part in said)
 
 
-def whole_numbers_hint(count: int, column_type: str, cast: str) -> str:
-    """That ``count`` of the values a hierarchy lacks are whole numbers its floating-point column
-    holds (29.0, the leaf written 29: the commonest pandas pitfall, a column of whole numbers with a
-    missing one being float64), counted as the other near leaves are, never named, with the ``cast``
-    that makes them the leaves."""
+# How a column holds whole numbers written with a fraction, by its form (``whole_numbers_hint``).
+HELD_AS = {"floating": ("floating-point number", "floating-point numbers"),
+           "decimal": ("decimal with a fraction part", "decimals with a fraction part"),
+           "text": ("text written with a fraction", "text written with a fraction")}
+
+
+def whole_numbers_hint(count: int, column_type: str, cast: str, form: str = "floating") -> str:
+    """That ``count`` of the values a hierarchy lacks are whole numbers its column holds written with
+    a fraction (29.0, the leaf written 29): a floating-point column (the commonest pandas pitfall, a
+    column of whole numbers with a missing one being float64), a DECIMAL of a scale above 0, or text
+    (a CSV's "29.0" read as text) — ``form``. Counted as the other near leaves are, never named, with
+    the ``cast`` that makes them the leaves; text may hold other values a cast would not read, so
+    writing them without the fraction is said first."""
     if not count:
         return ""
+    held = agreeing(count, *HELD_AS[form])
+    if form == "text":
+        return (f"; {count} of them {agreeing(count, 'is a whole number', 'are whole numbers')} the column holds as "
+                f"{held} (its type is {column_type}), where the leaf has none: write them without it where the "
+                f"column is made, or, if the column holds numbers alone, cast it to whole numbers {cast}")
     return (f"; {count} of them {agreeing(count, 'is a whole number', 'are whole numbers')} the column holds as "
-            f"floating-point {agreeing(count, 'number', 'numbers')} (its type is {column_type}), whose text writes a "
-            f"fraction where the leaf has none: cast the column to whole numbers {cast}")
+            f"{held} (its type is {column_type}), whose text writes a fraction where the leaf has none: cast the "
+            f"column to whole numbers {cast}")

@@ -1,4 +1,5 @@
-"""A pandas DataFrame given as a hierarchy's rows (``Hierarchy.from_rows(df)``).
+"""A pandas DataFrame given as a hierarchy's rows (``Hierarchy.from_rows(df)``), and a pandas array,
+Index or Series given as a tree's group of leaves (``{"*": df["city"].unique()}``).
 
 A hierarchy file read with ``pd.read_csv(path, sep=";", header=None)`` is the natural way to hold
 "rows as a file's lines" in pandas, and iterating a DataFrame yields its column labels: each was
@@ -9,6 +10,7 @@ pandas is interop only: it is never imported here, only recognised when the call
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,9 @@ from sqlclose.errors import HierarchyError
 # What to do for a cell pandas reads as missing: read the file as text, or give the file itself.
 READ_AS_TEXT = ("read a hierarchy file as text, pd.read_csv(path, sep=\";\", header=None, dtype=str, "
                 "keep_default_na=False), or give the file itself (file = path)")
+# What a NULL of the data is instead of a leaf of a tree (None or pandas' NA among its leaves).
+NULL_FOLLOWS_ITS_POLICY = ("a NULL of the data follows its column's nulls policy (nulls = \"value\" reads it as its "
+                           "null_value, a leaf to list as text)")
 
 
 def is_data_frame(value: object) -> bool:
@@ -42,3 +47,29 @@ def data_frame_rows(frame: Any, origin: str) -> list[tuple[object, ...]]:
                              f"empty field, NA, null and the like as missing: {READ_AS_TEXT}")
     columns = [frame.iloc[:, level].to_numpy() for level in range(frame.shape[1])]
     return list(zip(*columns))
+
+
+def is_pandas_array(value: object) -> bool:
+    """Whether ``value`` is a pandas array (an ExtensionArray: what ``.unique()`` gives of a string,
+    categorical, nullable or datetime column — of any text column from pandas 3 on), Index or
+    Series, each one-dimensional (pandas loaded by the caller, never here)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, (pandas.api.extensions.ExtensionArray, pandas.Index,
+                                                     pandas.Series))
+
+
+def pandas_leaves(values: Any, group: Callable[[], str]) -> np.ndarray:
+    """A pandas array's (Index's, Series') values as numpy holds them (``to_numpy``), to be taken
+    as a numpy array's are: a datetime64 keeps its nanoseconds, an Int64's 3 stays 3. A value pandas
+    reads as missing (NA, NaN, NaT, None: a NULL of the column) is refused first, as None among a
+    group's leaves is (an Int64 array holding NA gave its numbers as floats, 3 as 3.0): its text
+    ('<NA>', 'nan') is no value of the column. ``group``: the group's words for the error, made only
+    then."""
+    pandas = sys.modules["pandas"]
+    missing = np.asarray(pandas.isna(values))
+    if missing.any():
+        cell = values.to_numpy(dtype=object)[int(np.argmax(missing))]
+        raise HierarchyError(f"{group()} lists a missing value ({cell!r} in pandas) among its leaves: a missing "
+                             f"value is no leaf; {NULL_FOLLOWS_ITS_POLICY}: leave it out of the tree "
+                             "(….dropna().unique())")
+    return values.to_numpy()

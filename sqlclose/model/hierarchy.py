@@ -29,7 +29,13 @@ from sqlglot import exp
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
-from sqlclose.model.frame_rows import data_frame_rows, is_data_frame
+from sqlclose.model.frame_rows import (
+    NULL_FOLLOWS_ITS_POLICY,
+    data_frame_rows,
+    is_data_frame,
+    is_pandas_array,
+    pandas_leaves,
+)
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
@@ -212,31 +218,13 @@ class Hierarchy:
 
         Several top-level keys get a common top ``*``; a single key is the top itself.
         """
-        paths: list[list[str]] = []
-
-        def walk(node: object, ancestors: list[str]) -> None:
-            if isinstance(node, Mapping):
-                if not node and not ancestors:
-                    raise HierarchyError(f"{origin} is empty: give its groups and leaves, e.g. tree = "
-                                         "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
-                if not node:
-                    raise HierarchyError(f"{origin}: group {_group(ancestors)} is empty")
-                for label, child in node.items():
-                    walk(child, [str(label), *ancestors])
-            elif is_leaf_list(node):
-                if len(node) == 0:
-                    raise HierarchyError(f"{origin}: group {_group(ancestors)} has no leaves")
-                for leaf in node:
-                    paths.append([_leaf_text(leaf, ancestors, origin), *ancestors])
-            else:
-                _refuse_lone_value(node, ancestors, origin)
-
-        walk(tree, [])
+        paths = [[_leaf_text(leaf, ancestors, origin), *ancestors]
+                 for leaves, ancestors in _tree_groups(tree, [], origin) for leaf in leaves]
         rows = tuple(tuple(p) if len(tree) == 1 else (*p, TOP_LABEL) for p in paths)
         try:
             return cls(rows, origin)
         except HierarchyError:
-            fault = _tree_fault(paths, origin)  # told in the tree's groups, not its rows once flattened
+            fault = _tree_fault(paths, origin, lambda: _given_leaves(tree, origin))  # in the tree's own terms
             if fault is None:
                 raise
         raise HierarchyError(fault)
@@ -386,9 +374,8 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     its text (a join, ``shown``) for every leaf was a tenth of ``Hierarchy.from_tree`` on 200,000."""
     if leaf is None:
         raise HierarchyError(f"{origin}: group {_group(ancestors)} lists None among its leaves: a missing value is "
-                             "no leaf (it was taken as the text 'None'); a NULL of the data follows its column's "
-                             "nulls policy (nulls = \"value\" reads it as its null_value, a leaf to list as text): "
-                             "leave None out of the tree")
+                             f"no leaf (it was taken as the text 'None'); {NULL_FOLLOWS_ITS_POLICY}: leave None out "
+                             "of the tree")
     if isinstance(leaf, (Iterable, np.ndarray)) and not isinstance(leaf, _SCALARS):  # a pandas Series, an Index too
         raise HierarchyError(f"{origin}: group {_group(ancestors)} lists {shown(leaf)} among its leaves; a leaf is "
                              "one value (text, a number, true or false): list the values themselves (\"*\" = "
@@ -396,11 +383,67 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     return value_text(leaf, lambda: f"{origin}: group {_group(ancestors)}")
 
 
-def _tree_fault(paths: list[list[str]], origin: str) -> str | None:
+def _tree_groups(node: object, ancestors: list[str], origin: str) -> Iterator[tuple[Sequence, list[str]]]:
+    """A tree's groups of leaves, each with its groups' labels from the innermost (``ancestors``),
+    in the tree's order; what is no group of leaves and no table of groups refused, naming it.
+    Walked group by group, not leaf by leaf: ``from_tree`` walks it again for an error's words."""
+    if isinstance(node, Mapping):
+        if not node and not ancestors:
+            raise HierarchyError(f"{origin} is empty: give its groups and leaves, e.g. tree = "
+                                 "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
+        if not node:
+            raise HierarchyError(f"{origin}: group {_group(ancestors)} is empty")
+        for label, child in zip(group_labels(node, ancestors[::-1], origin), node.values()):
+            yield from _tree_groups(child, [label, *ancestors], origin)
+    elif is_leaf_list(node):
+        if len(node) == 0:
+            raise HierarchyError(f"{origin}: group {_group(ancestors)} has no leaves")
+        yield group_leaves(node, lambda: f"{origin}: group {_group(ancestors)}"), ancestors
+    else:
+        _refuse_lone_value(node, ancestors, origin)
+
+
+def _given_leaves(tree: Mapping, origin: str) -> list:
+    """A tree's leaves as it gives them (1, "1"), in ``from_tree``'s order: walked again, for an
+    error's words only (keeping each leaf as given beside its text cost every tree)."""
+    return [leaf for leaves, _ in _tree_groups(tree, [], origin) for leaf in leaves]
+
+
+def group_labels(table: Mapping, groups: Sequence[str], origin: str | None = None) -> list[str]:
+    """A tree's table's keys as the labels of its groups: each key as text (``str``). From Python two
+    keys may be written alike, 1 and "1" (or True and "True"): their groups were one, their leaves
+    merged under one label without a word (a spec's tree kept the last key's leaves alone). Refused,
+    naming both keys and the group they would make. ``groups``: the table's own path, from the top;
+    ``origin`` starts the error (a spec's field is named by pydantic instead)."""
+    labels = [str(key) for key in table]
+    if len(set(labels)) == len(labels):
+        return labels
+    first: dict[str, object] = {}
+    for key, label in zip(table, labels):
+        other = first.setdefault(label, key)
+        if other is not key:
+            where = f"of group {_group(groups[::-1])}" if groups else "at the tree's top"
+            raise HierarchyError(f"{origin + ': ' if origin else ''}keys {shown(other)} and {shown(key)} {where} are "
+                                 f"both written {shown(label)}, and a group's name is its key as text: their leaves "
+                                 f"would make one group {_group([label, *groups[::-1]])}; rename one of the two, or "
+                                 "list their leaves under one key")
+    return labels
+
+
+def group_leaves(node: Sequence, group: Callable[[], str]) -> Sequence:
+    """A group's leaves (``is_leaf_list``) as they are iterated: a pandas array, Index or Series as
+    the numpy array of its values (``frame_rows.pandas_leaves``: a missing value refused, ``group``
+    naming it), taken as a numpy array is (``df["city"].unique()`` of a text column is a pandas
+    array); any other as given."""
+    return pandas_leaves(node, group) if is_pandas_array(node) else node
+
+
+def _tree_fault(paths: list[list[str]], origin: str, given: Callable[[], list]) -> str | None:
     """What makes a tree no hierarchy, in its own terms: its group paths ('Europe > East') and a
-    tree's fix. ``paths`` are its leaves' (leaf, group, …, outermost group), as written. Validation
-    named a "row 10" of the rows the tree is flattened to, which the spec has nowhere, and a file's
-    fixes (review of the ninety-sixth round). None for what a tree cannot hold wrong this way."""
+    tree's fix. ``paths`` are its leaves' (leaf, group, …, outermost group), as written; ``given``
+    gives the leaves as the tree gives them (1 or "1"), in the same order. Validation named a "row 10"
+    of the rows the tree is flattened to, which the spec has nowhere, and a file's fixes (review of
+    the ninety-sixth round). None for what a tree cannot hold wrong this way."""
     def group(p: list[str], level: int) -> str:
         return " > ".join(reversed(p[level:]))
 
@@ -416,14 +459,15 @@ def _tree_fault(paths: list[list[str]], origin: str) -> str | None:
     if unnamed is not None:
         return (f"{origin}: a group above leaf {shown(unnamed[0])} has an empty name ({shown(group(unnamed, 1))}); "
                 "it would be released as a label no reader tells from a value: name the group")
-    first: dict[str, list[str]] = {}
-    for p in paths:
-        other = first.setdefault(p[0], p)
-        if other is not p:
+    first: dict[str, int] = {}
+    for i, p in enumerate(paths):
+        j = first.setdefault(p[0], i)
+        if j != i:
+            other = paths[j]
             where = (f"twice in group {shown(group(p, 1))}" if other[1:] == p[1:] else
                      f"twice, in group {shown(group(other, 1))} and in group {shown(group(p, 1))}")
-            return (f"{origin}: leaf {shown(p[0])} appears {where}; each value is one leaf of the tree: list it "
-                    "once, in the group it belongs to")
+            return (f"{origin}: leaf {shown(p[0])} appears {where}{_given_alike(given, j, i)}; each value is one "
+                    "leaf of the tree: list it once, in the group it belongs to")
     for level in range(1, depth):
         named: dict[str, str] = {}
         for p in paths:
@@ -435,12 +479,23 @@ def _tree_fault(paths: list[list[str]], origin: str) -> str | None:
     return None
 
 
+def _given_alike(given: Callable[[], list], i: int, j: int) -> str:
+    """How two leaves written as one text were given, when they were given apart (1 and "1", True
+    and "true"): the tree held them as two values, so "appears twice" alone read as wrong."""
+    leaves = given()
+    a, b = shown(leaves[i]), shown(leaves[j])
+    return "" if a == b else (f" (given as {a} and as {b}: a leaf is matched as text, as the engine writes the "
+                              "column's values, and both are written so)")
+
+
 def is_leaf_list(node: object) -> bool:
     """A group's leaves in their order: a list, a tuple, a range, a 1-dimensional numpy array
-    (``df.col.unique()``), any sequence but text or bytes (each an element of a column's)."""
+    (``df.col.unique()``), a pandas array, Index or Series (``group_leaves``), any sequence but text
+    or bytes (each an element of a column's)."""
     if isinstance(node, np.ndarray):
         return node.ndim == 1
-    return isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray, memoryview))
+    return (isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray, memoryview))) or \
+        is_pandas_array(node)
 
 
 _SCALARS = (str, bytes, bytearray, numbers.Number, datetime.date, datetime.time, np.generic)
@@ -461,8 +516,10 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
         what = ("None" if value is None else
                 f"a {value.ndim}-dimensional numpy array (shape {value.shape})" if isinstance(value, np.ndarray)
                 else f"a {type_name(value)}")
-        made = "; list(…) of it makes one, in its order" if isinstance(value, Iterable) and \
-            not isinstance(value, np.ndarray) else ""
+        # list(…) of a DataFrame is its column labels: a group is one of its columns' values
+        made = ("; a group is one column's values, e.g. df[\"city\"].unique()" if is_data_frame(value) else
+                "; list(…) of it makes one, in its order" if isinstance(value, Iterable) and
+                not isinstance(value, np.ndarray) else "")
         raise HierarchyError(f"{group} is {what}, not a list of leaves: a group is a list of leaves (text, numbers, "
                              "true or false) or a table of groups, e.g. { young = [\"22\", \"27\"], old = [\"43\", "
                              f"\"52\"] }}{made}")

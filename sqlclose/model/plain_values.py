@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.errors import HierarchyError
-from sqlclose.model.hierarchy import MOMENT_UNITS, is_leaf_list, value_text
+from sqlclose.model.hierarchy import MOMENT_UNITS, group_labels, group_leaves, is_leaf_list, value_text
 from sqlclose.model.text import shown
 
 
@@ -62,27 +62,34 @@ def plain_list(values: Any) -> Any:
 
 def plain_tree(tree: Any, groups: tuple[str, ...] = ()) -> Any:
     """A tree's groups as plain values: each table a dict keyed by its groups' labels as the
-    hierarchy names them (``str(label)``), each list of leaves (a numpy array, a range, any sequence
-    but text) a list, each leaf given by numpy as ``plain_leaf`` makes it. What is neither (a set,
-    None, a 2-dimensional array, a list among the leaves) is left as it is, for the tree's own
-    refusal to name it."""
-    if isinstance(tree, Mapping):
-        return {str(label): plain_tree(group, (*groups, str(label))) for label, group in tree.items()}
-    if is_leaf_list(tree):
-        return [plain_leaf(leaf, groups) for leaf in tree]
+    hierarchy names them (``str(label)``; two keys written alike, 1 and "1", refused: the dict kept
+    the last one's leaves alone), each list of leaves (a numpy array, a range, a pandas array, any
+    sequence but text) a list, each leaf given by numpy as ``plain_leaf`` makes it. What is neither (a
+    set, None, a 2-dimensional array, a list among the leaves) is left as it is, for the tree's own
+    refusal to name it. ValueError (for pydantic, which names the field) for what is refused here."""
+    try:
+        if isinstance(tree, Mapping):
+            labels = group_labels(tree, groups)  # two keys written alike (1 and "1") refused: one key of a dict
+            return {label: plain_tree(group, (*groups, label)) for label, group in zip(labels, tree.values())}
+        if is_leaf_list(tree):
+            return [plain_leaf(leaf, groups) for leaf in group_leaves(tree, lambda: f"group {_named(groups)}")]
+    except HierarchyError as e:
+        raise ValueError(str(e)) from None
     return tree
+
+
+def _named(groups: tuple[str, ...]) -> str:
+    return shown(" > ".join(groups) or "(top)")
 
 
 def plain_leaf(leaf: Any, groups: tuple[str, ...] = ()) -> Any:
     """A tree's leaf given as a numpy scalar as the Python value it stands for when that is
     written as the same text (``np.int64(43)`` as 43, a datetime64 of seconds as a datetime), else
     as its text (a datetime64 of nanoseconds, which no Python datetime holds). One without such a
-    text (a float32, NaT) is refused (ValueError, naming its group), as the tree refuses it."""
+    text (a float32, NaT) is refused (HierarchyError, naming its group: ``plain_tree`` makes it the
+    ValueError pydantic names the field by), as the tree refuses it."""
     if not isinstance(leaf, np.generic):
         return leaf
-    try:
-        text = value_text(leaf, f"group {shown(' > '.join(groups) or '(top)')}")
-    except HierarchyError as e:
-        raise ValueError(str(e)) from None
+    text = value_text(leaf, f"group {_named(groups)}")
     plain = plain_scalar(leaf)
     return plain if not isinstance(plain, np.generic) and value_text(plain, "leaf") == text else text

@@ -531,7 +531,9 @@ def _csv_type(column: str, name: str) -> str:
                      "DECIMAL(precision, scale)")
 
 
-_NAME_QUOTES = ('"', "`", "[", "]")  # what a warehouse's SQL quotes a name with
+WAREHOUSE_QUOTES = '"`'  # what a warehouse's SQL quotes a name's part with (warehouse_table_parts)
+WAREHOUSE_QUOTING = ("a part holding a dot is written in double quotes or backticks, a quote inside doubled "
+                     "(analytics.\"peo.ple\", `my-project`.analytics.`peo.ple`, \"a\"\"b\")")
 WarehouseDialect = Literal["duckdb", "spark", "postgres", "snowflake", "bigquery", "trino"]
 WAREHOUSE_DIALECTS: tuple[str, ...] = get_args(WarehouseDialect)
 
@@ -646,25 +648,44 @@ class Source(_Model):
         if self.nulls != [""] or self.encoding != "utf-8":
             raise ValueError("nulls and encoding apply to CSV sources only (a warehouse's CSV histogram reads an "
                              "empty field as NULL, as UTF-8)")
-        if not self.table or any(not part.strip() for part in self.table.split(".")) or \
-                len(self.table.split(".")) > 3:
-            raise ValueError("a warehouse source needs table = \"[catalog.][schema.]table\" (1 to 3 dot-separated "
-                             f"names; got {self.table!r})")
-        quoted = [part for part in self.table.split(".") if part[:1] in _NAME_QUOTES or part[-1:] in _NAME_QUOTES]
-        if quoted:
-            # 'ana."peo.ple"' was split into ana, "peo and ple": SQL naming schema '"peo' and table 'ple"'.
-            raise ValueError(f"table = {self.table!r}: the name is split at every dot and a quote is a character of "
-                             f"a name here, so {quoted[0]!r} would be named with its quote; a table whose name "
-                             "holds a dot cannot be given: make a view of it with a plain name in the warehouse, "
-                             "and name the view")
+        warehouse_table_parts(self.table or "")
         if self.columns is not None and len(set(self.columns)) != len(self.columns):
             raise ValueError("columns names a column more than once")
         return self
 
     @property
     def table_parts(self) -> list[str]:
-        """A warehouse table's name split at its dots: [catalog, schema, table] (or fewer)."""
-        return (self.table or "").split(".")
+        """A warehouse table's name split at its dots outside quotes (``warehouse_table_parts``):
+        [catalog, schema, table] (or fewer)."""
+        return warehouse_table_parts(self.table or "")
+
+
+def warehouse_table_parts(table: str) -> list[str]:
+    """A warehouse ``[source] table`` split as the warehouse's SQL splits a name, at the dots outside
+    quotes (``split_name``): double quotes (Postgres, Snowflake, Trino, DuckDB) or backticks (BigQuery,
+    Spark), either whatever the dialect, so a part may hold a dot (``analytics."peo.ple"``). It was
+    split at every dot, and a quoted part refused (the SQL would have named schema '"peo' and table
+    'ple"'). A part not quoted is as written, a quote inside it a character of the name (``peo"ple``).
+    ValueError, naming the table and what to write, for a quote left open or followed by text, a part
+    not quoted that ends with a quote or is bracketed (T-SQL's quoting, which no dialect here takes),
+    an empty part, or more than three."""
+    try:
+        split = split_name(table, WAREHOUSE_QUOTES, WAREHOUSE_QUOTING)
+    except ValueError as e:
+        raise ValueError(f"table = {table!r}: the name {e}") from None
+    parts = [part for part, _ in split]
+    if not table or not all(part.strip() for part in parts) or len(parts) > 3:
+        raise ValueError("a warehouse source needs table = \"[catalog.][schema.]table\" (1 to 3 dot-separated "
+                         f"names; got {table!r})")
+    for part, quoted in split:
+        end = part.rstrip()[-1:]
+        if not quoted and end and end in WAREHOUSE_QUOTES:  # ana.peo.ple": named with its quote, its dots split
+            raise ValueError(f"table = {table!r}: the part {part!r} ends with {QUOTE_NAMES[end]} it does not open (a "
+                             f"quote opens a part before its first character): {WAREHOUSE_QUOTING}")
+        if not quoted and (part.lstrip()[:1] == "[" or end == "]"):
+            raise ValueError(f"table = {table!r}: the part {part!r} is in brackets, which quote no name in the "
+                             f"dialects sqlclose writes (T-SQL's): {WAREHOUSE_QUOTING}")
+    return parts
 
 
 def suffix_kind(path: Path) -> str | None:

@@ -1,7 +1,9 @@
-"""What the error for a quasi-identifier's values its hierarchy lacks advises beside their count
-(``problem._not_leaves``): where to see them named, and, for a floating-point column holding whole
-numbers whose integer text is a leaf (29.0 for the leaf 29), the cast that mends it, for the source
-as it was given. The values themselves are never named here (docs/what-a-release-reveals.md)."""
+"""What the error for a column's values its hierarchy lacks advises beside their count
+(``problem._not_leaves``, ``problem._check_leaves``): where to see a quasi-identifier's named, and, for
+a column holding whole numbers written with a fraction whose integer text is a leaf (29.0 for the
+leaf 29: a floating-point column, a DECIMAL of a scale above 0, or text), the cast that mends it, for
+the source as it was given. The values themselves are never named here
+(docs/what-a-release-reveals.md)."""
 
 from __future__ import annotations
 
@@ -27,19 +29,22 @@ from sqlclose.sql import queries as q
 @dataclass(frozen=True)
 class LeafAdvice:
     """The run's facts the advice depends on: whether the spec came from a file, the source's label
-    (a table the caller holds is mended in Python), whether it is the warehouse's histogram, and
-    each floating-point quasi-identifier's type."""
+    (a table the caller holds is mended in Python), whether it is the warehouse's histogram, and the
+    type of each column with a hierarchy that may hold whole numbers written with a fraction, with
+    its form (``number_form``)."""
 
     from_file: bool
     source_label: str
     histogram: bool = False
-    floating: dict[str, str] = field(default_factory=dict)
+    fractions: dict[str, tuple[str, str]] = field(default_factory=dict)  # column -> (form, its type)
 
     @classmethod
     def of(cls, spec: Spec, schema: pa.Schema, source_label: str, histogram: bool = False) -> LeafAdvice:
-        floating = {name: str(schema.field(name).type) for name in spec.quasi_identifiers
-                    if pa.types.is_floating(schema.field(name).type)}
-        return cls(spec.origin is not None, source_label, histogram, floating)
+        with_hierarchy = [*spec.quasi_identifiers, *(name for name, s in spec.sensitive.items()
+                                                     if s.hierarchy is not None)]
+        forms = {name: (number_form(schema.field(name).type), str(schema.field(name).type)) for name in with_hierarchy}
+        return cls(spec.origin is not None, source_label, histogram,
+                   {name: told for name, told in forms.items() if told[0] is not None})
 
     def lister(self, column: str) -> str:
         """What names the values: `sqlclose hierarchy validate SPEC.toml:COLUMN --show-values` where the
@@ -49,14 +54,16 @@ class LeafAdvice:
             return QI_NAMED_BY_ERROR
         return QI_LISTER.format(column=column, data=" --data HISTOGRAM" * self.histogram)
 
-    def whole_numbers(self, reader: ValuesReader, column: str, coded: q.CodedColumn) -> str:
-        """The hint for a floating-point column's whole numbers whose integer text is a leaf: counted by
-        one query over the column's distinct values (error path only); "" for any other column."""
-        kind = self.floating.get(column)
-        if kind is None:
+    def whole_numbers(self, reader: ValuesReader, column: str, coded: q.CodedColumn, leaves: str | None = None) -> str:
+        """The hint for a column's whole numbers written with a fraction whose integer text is a leaf:
+        counted by one query over the column's distinct values (error path only); "" for a column of
+        another type. ``leaves``: the table of the hierarchy's leaves, if not the column's lookup."""
+        told = self.fractions.get(column)
+        if told is None:
             return ""
-        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded))
-        return whole_numbers_hint(int(found["n"] or 0), kind, self._cast(column))
+        form, kind = told
+        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded, form != "floating", leaves))
+        return whole_numbers_hint(int(found["n"] or 0), kind, self._cast(column), form)
 
     def _cast(self, column: str) -> str:
         """Where and how to cast ``column`` to whole numbers: in the table the caller holds, in the
@@ -78,3 +85,16 @@ class LeafAdvice:
             return f"in the relation first: {replaced}"
         return (f"where it is read: in a [source] query ({replaced}), or, for a CSV file, by declaring its type: "
                 f"[source] types = {{ {json.dumps(column, ensure_ascii=False)} = \"BIGINT\" }}")
+
+
+def number_form(kind: pa.DataType) -> str | None:
+    """How a column of ``kind`` may hold a whole number written with a fraction: as a float
+    ("floating"), a DECIMAL of a scale above 0 ("decimal": DECIMAL(4, 1) writes 29.0), or text
+    ("text": a CSV's "29.0" read as text); None for any other type (an integer writes none)."""
+    if pa.types.is_floating(kind):
+        return "floating"
+    if pa.types.is_decimal(kind) and kind.scale > 0:
+        return "decimal"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return "text"
+    return None

@@ -232,7 +232,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             _register_qi_lookup(reader, qi)
         advice = LeafAdvice.of(spec, schema, source_label, histogram=counts is not None)
         leaf_counts = _qi_leaf_counts(reader, qis, advice)
-        unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name]) for c in sa_coded]
+        unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name], advice) for c in sa_coded]
 
     params = q.Params()
     ranges = [qi.hierarchy.code_range for qi in qis] + [len(sa.domain) for sa in unmeasured]
@@ -594,8 +594,9 @@ def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None
     reader.add_lookup(qi.coded.lookup, arrow_table(data), load=True)
 
 
-def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
-    """A sensitive column's values its lookup lacks stop the job, counted, never shown."""
+def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy | None, advice: LeafAdvice) -> None:
+    """A sensitive column's values its lookup lacks stop the job, counted, never shown; the whole
+    numbers written with a fraction among them counted too (``_sensitive_whole_numbers``)."""
     missing = reader.engine.fetch(q.missing_values(reader.table, c))
     if missing.num_rows == 0:
         return
@@ -607,7 +608,20 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
     # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
     # stand-in is the spec's text, and a NULL among the values would be a fact of the data.
-    raise DataError(told + _stand_in_no_leaf(c.null_value, hierarchy))
+    raise DataError(told + _stand_in_no_leaf(c.null_value, hierarchy) + _sensitive_whole_numbers(reader, c, hierarchy,
+                                                                                                  advice))
+
+
+def _sensitive_whole_numbers(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy,
+                             advice: LeafAdvice) -> str:
+    """Error path only: the whole-numbers hint (``LeafAdvice.whole_numbers``) for a sensitive column.
+    Its lookup holds only the leaves the data holds (``sensitive_domain``), never 29 where the data
+    writes 29.0, so the count is made against a table of every leaf, registered here."""
+    if c.name not in advice.fractions:
+        return ""
+    leaves = reader.engine.temp_name("leaves")
+    reader.add_lookup(leaves, arrow_table({"value": hierarchy.leaves}))
+    return advice.whole_numbers(reader, c.name, c, leaves)
 
 
 def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn],
@@ -636,10 +650,14 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn],
     return counts
 
 
-def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
+def _check_leaves_cover(reader: ValuesReader, c: q.CodedColumn, values: list[str], hierarchy: Hierarchy,
+                        advice: LeafAdvice) -> None:
+    """An ordered sensitive column's values (its domain, every distinct value) its hierarchy lacks
+    stop the job, counted, never shown, with the whole-numbers hint."""
     missing = sorted(set(values) - set(hierarchy.leaves))
     if missing:
-        raise DataError(values_not_leaves(column, hierarchy, missing, None, how_to_add_leaves(hierarchy)))
+        raise DataError(values_not_leaves(c.name, hierarchy, missing, None, how_to_add_leaves(hierarchy))
+                        + _sensitive_whole_numbers(reader, c, hierarchy, advice))
 
 
 def _not_leaves(column: str, values: list, where: str, counts: list[int], hierarchy: Hierarchy,
@@ -741,7 +759,7 @@ def _quoting_hint(values: list) -> str:
 
 
 
-def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
+def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive, advice: LeafAdvice) -> SensitiveColumn:
     hierarchy = static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
     # The value is typed for ordered distances, so numbers sort as numbers; its text is the engine's
     # own cast, the one the base histogram's join will make: asked on the source's engine.
@@ -755,7 +773,7 @@ def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive) -> S
     # depend on it: a column given as it is is written optional (queries.given_as_is).
     values = domain.arrow if isinstance(domain, ArrowValues) else domain
     ask.add_lookup(c.lookup, arrow_table({"value": values, "code": np.arange(len(domain), dtype=np.int64)}), load=True)
-    _check_leaves(ask, c, hierarchy)
+    _check_leaves(ask, c, hierarchy, advice)
     if hierarchy is not None and s.distance == "ordered":
-        _check_leaves_cover(domain, hierarchy, c.name)
+        _check_leaves_cover(ask, c, domain, hierarchy, advice)
     return SensitiveColumn(c.name, s, domain, hierarchy, coded=c)

@@ -162,20 +162,30 @@ def missing_values(values: exp.Expression, c: CodedColumn) -> exp.Expression:
     return template("missing_values", values=values, value=value, lookup=table(c.lookup))
 
 
-def whole_numbers_on_leaves(values: exp.Table, c: CodedColumn) -> exp.Expression:
-    """Error path only: how many of a floating-point quasi-identifier's distinct values (from
-    ``column_values``, as text) its lookup lacks are whole numbers whose integer text is a leaf: the
-    column holds 29.0 where the hierarchy has 29 (a pandas column of whole numbers with a missing
-    one is float64). Counted in SQL over the distinct values; the count names none of them."""
-    value = col(c.raw)
-    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
-    whole = exp.TryCast(this=number.copy(), to=exp.DataType.build("BIGINT"), safe=True)  # NULL past BIGINT
-    leaves = exp.select(col("value")).from_(table(c.lookup)).subquery()
-    missing = exp.not_(exp.In(this=value.copy(), query=leaves.copy()))
+def whole_numbers_on_leaves(values: exp.Table, c: CodedColumn, written: bool = False,
+                            leaves: str | None = None) -> exp.Expression:
+    """Error path only: how many of a column's distinct values (from ``column_values``, as text) the
+    leaves lack are whole numbers whose integer text is a leaf: the column holds 29.0 where the
+    hierarchy has 29 (a pandas column of whole numbers with a missing one is float64). A float's
+    value is read as a number (Spark writes 1.0E7); ``written``: a DECIMAL's or a text's is read as
+    written, digits, a point and zeros (``29.00``), its integer text those digits, exactly (a DOUBLE
+    holds no 17-digit integer). ``leaves``: the table of the hierarchy's leaves (``value``), by
+    default the column's lookup (a sensitive column's holds only the leaves the data holds).
+    Counted in SQL over the distinct values; the count names none of them."""
+    value = as_text(col(c.raw)) if c.typed else col(c.raw)
+    leaves_table = exp.select(col("value")).from_(table(leaves or c.lookup)).subquery()
+    missing = exp.not_(exp.In(this=value.copy(), query=leaves_table.copy()))
+    if written:
+        whole = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string("^-?[0-9]+[.]0+$"))
+        integer = exp.RegexpReplace(this=value.copy(), expression=exp.Literal.string("[.]0+$"),
+                                    replacement=exp.Literal.string(""))
+    else:
+        number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+        as_integer = exp.TryCast(this=number.copy(), to=exp.DataType.build("BIGINT"), safe=True)  # NULL past BIGINT
+        whole, integer = exp.EQ(this=number, expression=as_integer.copy()), as_text(as_integer)
     return (exp.select(exp.alias_(_bigint(exp.Count(this=exp.Distinct(expressions=[value.copy()]))), "n"))
             .from_(values.copy())
-            .where(exp.and_(is_not_null(value), missing, exp.EQ(this=number, expression=whole.copy()),
-                            exp.In(this=as_text(whole), query=leaves))))
+            .where(exp.and_(is_not_null(value), missing, whole, exp.In(this=integer, query=leaves_table))))
 
 
 def values_on_leaves(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
