@@ -5,7 +5,9 @@ given, and, with rows suppressed, t against what the file alone bounds."""
 from __future__ import annotations
 
 import json
+import math
 import random
+from fractions import Fraction
 from pathlib import Path
 
 import pyarrow as pa
@@ -81,6 +83,34 @@ def test_a_t_below_what_the_file_bounds_is_refused(released):
     edited["privacy"]["sensitive"]["disease"]["t"] = round(bound - 0.01, 4)
     result = _checked(folder, edited, "t.json")
     assert result.returncode == 4 and "privacy.sensitive.disease.t: the report says" in result.stderr, result.stderr
+
+
+def _least_limit_allowing(suppressed: int, rows: int) -> Fraction:
+    """The least limit in thousandths whose floor(limit × rows) reaches ``suppressed``."""
+    return Fraction(math.ceil(Fraction(1000 * suppressed, rows)), 1000)
+
+
+@pytest.mark.parametrize("step", [0, -1], ids=["limit allowing every suppressed row", "limit one row short"])
+def test_suppressed_rows_are_held_to_the_reports_own_suppression_limit(released, step):
+    """A report may say it suppressed r rows only if floor(suppression_limit × rows entering the
+    search) ≥ r (docs/verification.md). The released report's limit is set to the least value in
+    thousandths allowing its r rows, and to the one below, which allows r − 1 (both worked out
+    with Fraction here); nothing else is edited, so the file and its digest still match."""
+    folder, doc = released
+    suppressed, rows = doc["suppressed_rows"], doc["input"]["rows"] - doc["input"].get("dropped_null_rows", 0)
+    assert suppressed > 0
+    limit = _least_limit_allowing(suppressed, rows) + Fraction(step, 1000)
+    assert math.floor(limit * rows) == suppressed + step  # r rows allowed, or r − 1
+    edited = json.loads(json.dumps(doc))
+    edited["privacy"]["suppression_limit"] = float(limit)
+    assert Fraction(repr(float(limit))) == limit  # the float written reads back as that decimal
+    result = _checked(folder, edited, f"limit{step}.json")
+    if step == 0:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 4, result.stderr
+        assert f"suppressed_rows: the report says {suppressed}, beyond its own suppression_limit {float(limit)} " \
+               f"of {rows} rows" in result.stderr, result.stderr
 
 
 def test_a_requirement_unlike_the_specs_is_refused(released, tmp_path):

@@ -14,6 +14,7 @@ import resource
 import signal
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import duckdb
@@ -622,6 +623,25 @@ def test_check_against_refuses_a_t_below_the_reports_own_max_emd(table3_release,
                             lambda d: d["privacy"]["sensitive"]["disease"].__setitem__("t", 0.2))
     assert result.exit_code == 4 and "does not match" in result.output
     assert "privacy.sensitive.disease.max_emd" in result.output and "above its own t = 0.2" in result.output
+
+
+@pytest.mark.parametrize(("below", "passes"), [(Fraction(1, 10**9), False), (0, True), (-Fraction(1, 10**9), True)],
+                         ids=["t a billionth below", "t equal", "t a billionth above"])
+def test_check_against_holds_max_emd_to_t_within_the_projects_tolerance_only(table3_release, tmp_path, below,
+                                                                              passes):
+    """A report's largest distance is held to its own t with the project's tolerance (1e-12,
+    docs/emd.md), not a looser one: Table 3's disease distance is 8/27 (Li et al.), so t a
+    billionth below it is refused, t at 8/27 or a billionth above passes."""
+    release, doc = table3_release
+    t = float(Fraction(8, 27) - below)
+    result = against_edited(tmp_path, release, doc, lambda d: d["privacy"]["sensitive"]["disease"].__setitem__("t", t))
+    if passes:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 4 and "does not match" in result.output, result.output
+        said = doc["privacy"]["sensitive"]["disease"]["max_emd"]
+        assert f"privacy.sensitive.disease.max_emd: the report says {said}, above its own t = {t} " \
+               "(privacy.sensitive.disease.t)" in result.output
 
 
 def _cut_disease(d: dict) -> None:
