@@ -133,7 +133,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         return _open_spark(source, engine)
     label = ARROW_LABEL
     if is_pandas(source):
-        source, label = arrow_of_pandas(source), PANDAS_LABEL
+        source, label = arrow_of_pandas(source, released), PANDAS_LABEL
     if isinstance(source, pa.Table):
         if source.num_columns == 0:
             raise InputError(f"the {label} has no columns: give one holding the spec's columns")
