@@ -55,6 +55,7 @@ from sqlclose.prepare.csv_lines import (
     unterminated_quote_problem,
     with_editor_lines,
 )
+from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
@@ -115,7 +116,21 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not.
     ``released``: which columns the run reads for their values (a relation's ``TIMESTAMP WITH TIME
     ZONE`` columns among them must be dated alike by a caller's engine: ``_refuse_unlike_dating``;
-    an Arrow table's pandas index or extension types are refused there alone); None: every column."""
+    an Arrow table's pandas index or extension types are refused there alone); None: every column.
+    Every kind of source, then, has its DECIMAL values checked against their precision: a value
+    past it fails inside the engine wherever it is read (``decimal_digits``)."""
+    opened = _opened(source, engine, options, released)
+    try:
+        refuse_decimals_past_precision(opened.engine, opened.relation, opened.label)
+    except BaseException:
+        if opened.engine is not engine:  # made here (a caller's connection: its cursor alone)
+            opened.engine.close()
+        raise
+    return opened
+
+
+def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
+            released: Callable[[str], bool] | None) -> Opened:
     options = options or FileRead()
     if engine is not None:
         engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
