@@ -59,7 +59,13 @@ from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL, RELATION_LABEL, SPARK_FRAME_LABEL
+from sqlclose.prepare.source_labels import (
+    ARROW_LABEL,
+    PANDAS_LABEL,
+    RELATION_LABEL,
+    SPARK_FRAME_LABEL,
+    callers_table_label,
+)
 from sqlclose.prepare.spark_tables import missing_table, spark_table_parts, typed_spark_name
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -339,10 +345,10 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
             raise InputError(f"cannot read table {name!r}: {_without_guess(driver_message(e))}") from None
         refuse_renamed_fields(engine.schema(read), f"table {name!r} of the DuckDB connection")
         if read is not relation:  # a table of the caller's session alone, copied once: read as it was
-            return Opened(engine, engine.compared_as_bytes(read), f"duckdb table {name}")
+            return Opened(engine, engine.compared_as_bytes(read), callers_table_label(name))
         _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
         files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
-        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True,
+        return Opened(engine, engine.compared_as_bytes(relation), callers_table_label(name), files, live=True,
                       databases=_database_files(engine.fetch))
     except BaseException:
         engine.close()
