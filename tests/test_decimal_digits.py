@@ -8,6 +8,8 @@ counted in the test, and values within it released unchanged."""
 
 from __future__ import annotations
 
+import decimal
+
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -76,26 +78,25 @@ def test_a_duckdb_table_holding_them_is_refused(tmp_path):
         str(error), error
 
 
-def test_a_narrow_decimal_past_its_precision_is_refused(tmp_path):
-    """A DECIMAL(10, 2) whose stored value has 12 digits: Parquet stores it unchecked, DuckDB read it."""
-    table, held = _table(10 ** 11, every=5, precision=10, scale=2)
+@pytest.mark.parametrize(("precision", "scale"), [(38, 0), (10, 2), (18, 4)])
+def test_one_past_a_decimals_precision_is_refused_and_its_widest_values_released(tmp_path, precision, scale):
+    """10^precision stored (one digit too many: Parquet stores it unchecked, DuckDB read it) is refused;
+    ±(10^precision - 1), the widest values the type holds, are released unchanged, the file valid."""
+    table, held = _table(10 ** precision, every=5, precision=precision, scale=scale)
     pq.write_table(table, tmp_path / "in.parquet")
     error = _refused(str(tmp_path / "in.parquet"), {**SPEC, "others": "keep"})
-    assert error.exit_code == 2 and f"column 'x' is a DECIMAL(10, 2) and {held} rows of it hold values of more " \
-        "than 10 digits" in str(error), error
-
-
-def test_the_widest_values_a_decimal_holds_are_released_unchanged(tmp_path):
-    widest = 10 ** 38 - 1
+    assert error.exit_code == 2 and f"column 'x' is a DECIMAL({precision}, {scale}) and {held} rows of it hold " \
+        f"values of more than {precision} digits" in str(error), error
+    widest = 10 ** precision - 1
     values = [widest if i % 3 == 0 else -widest if i % 3 == 1 else 7 for i in range(ROWS)]
-    table = pa.table({"g": [f"g{i % 4}" for i in range(ROWS)], "s": [["x", "y", "z"][i % 3] for i in range(ROWS)],
-                      "x": _decimals(values)})
-    pq.write_table(table, tmp_path / "in.parquet")
-    with sqlclose.anonymize(str(tmp_path / "in.parquet"), {**SPEC, "others": "keep"}) as release:
+    pq.write_table(table.set_column(2, "x", _decimals(values, precision, scale)), tmp_path / "fits.parquet")
+    with sqlclose.anonymize(str(tmp_path / "fits.parquet"), {**SPEC, "others": "keep"}) as release:
         release.write(str(tmp_path / "out.parquet"))
     written = pq.read_table(tmp_path / "out.parquet")
     written.validate(full=True)
-    assert sorted(int(v.as_py()) for v in written.column("x")) == sorted(values)
+    assert written.schema.field("x").type == pa.decimal128(precision, scale)
+    exact = decimal.Context(prec=60)  # the stored whole number, all 38 digits
+    assert sorted(int(v.as_py().scaleb(scale, exact)) for v in written.column("x")) == sorted(values)
 
 
 def test_an_engine_fault_in_the_recheck_is_the_engines_failure_not_the_files(tmp_path, monkeypatch):
