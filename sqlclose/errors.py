@@ -129,6 +129,12 @@ class EngineError(SqlcloseError):
         self.cause: BaseException | None = None  # set by ``Engine.wrapped_error``
 
 
+class EngineFault(EngineError):
+    """The engine failed inside itself (DuckDB's internal or fatal error, after which its database is
+    invalidated): the engine's failure, never a property of the data or of a written file. A
+    re-check it stops is told as such (exit 1), not as a release that failed its re-check (exit 4)."""
+
+
 class ChartError(SqlcloseError):
     """matplotlib failed to draw a chart (a bug). Its own message may quote the text it was drawing
     (a sensitive value, a label, a source's name), so it is kept in ``cause``, neither in the

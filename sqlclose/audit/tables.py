@@ -103,7 +103,10 @@ class TableClasses:
         wanted = sorted({int(c) for c in classes})
         if not wanted:
             return {}
-        rows = self.engine.fetch(q.labels_of_classes(self.counted[0], len(self.qi), wanted)).to_pylist()
+        kinds = self.engine.schema(self.counted[0])
+        as_text = [i for i in range(len(self.qi)) if _held_as_text(kinds.field(q.audit_qi_name(i)).type)]
+        with self.engine.texts_in_utc():  # a TIMESTAMPTZ's label the same on every session
+            rows = self.engine.fetch(q.labels_of_classes(self.counted[0], len(self.qi), wanted, as_text)).to_pylist()
         return {row[q.AUDIT_CLASS]: {name: _plain(row[q.audit_qi_name(i)]) for i, name in enumerate(self.qi)}
                 for row in rows}
 
@@ -314,6 +317,13 @@ class Similarity(Attack):
     def result(self) -> dict:
         return {"level": self.level, "classes": self.classes, "records": self.records,
                 "records_by_group": {self.names[g]: int(self.by_group[g]) for g in np.flatnonzero(self.learned)}}
+
+
+def _held_as_text(kind: pa.DataType) -> bool:
+    """Whether a QI's labels are read as the engine's text: days and instants, which Python's dates
+    cannot all hold (a BC day, 'infinity', a year past 9999 stopped `check` of a release the tool
+    made, OverflowError), and times of day (TIME '24:00:00' came back as 00:00)."""
+    return pa.types.is_temporal(kind) and not (pa.types.is_duration(kind) or pa.types.is_interval(kind))
 
 
 def _plain(value: object) -> object:

@@ -335,6 +335,8 @@ def _guard(fn: F, outcome: str | None) -> F:
             if verbose:
                 traceback.print_exc()
             said = f"{type(e).__name__}: {e} (a bug: please report it; run with --verbose for the traceback)"
+            if _outcome[-1] not in (NOTHING_PLACED, None):  # a bug after the commit: what stands is told
+                said = f"{said}; {_outcome[-1]}"
             click.echo(f"sqlclose: internal error: {said}", err=True)
             json_failure(said, INTERNAL_ERROR, as_json)
             sys.exit(INTERNAL_ERROR)

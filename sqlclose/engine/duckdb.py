@@ -34,6 +34,7 @@ from sqlclose.errors import (
     DatabaseLocked,
     EngineCannotSpill,
     EngineError,
+    EngineFault,
     EngineOutOfDisk,
     EngineOutOfMemory,
     InputError,
@@ -447,7 +448,7 @@ class DuckDBEngine(Engine):
             return self._out_of_disk(sql)  # DuckDB caps its spill files at the disk's free space
         if isinstance(e, (duckdb.InternalException, duckdb.FatalException)):  # its C++ stack: 50 lines of it
             first = _partition_values_hidden(without_echoed_input(str(e).splitlines()[0]))
-            return EngineError(f"{type(e).__name__}: {first} (an error inside DuckDB; its stack trace is left out)",
+            return EngineFault(f"{type(e).__name__}: {first} (an error inside DuckDB; its stack trace is left out)",
                                sql)
         if not isinstance(e, duckdb.OutOfMemoryException):
             return EngineError(f"{type(e).__name__}: {_partition_values_hidden(without_echoed_input(str(e)))}", sql)

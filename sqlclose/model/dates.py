@@ -115,10 +115,24 @@ def _not_a_date(at: ValuesAt) -> tuple[str, str]:
         return "that are not dates" + fix, "that is not a date" + fix
     convert = exp.StrToDate(this=_digits_of(exp.column(at.column or "v", quoted=True), at),
                             format=exp.Literal.string("%Y%m%d"))
+    mended = at.mended(convert, *_converted_in_python(at), purpose=" for days written 20240517")
     fix = (": the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD alone or followed by a "
-           f"time of day (2024-05-17 08:30:00); convert the column in {at.converted_in} (e.g. {at.render(convert)} "
-           "for days written 20240517), fix the values, or give a hierarchy file")
+           f"time of day (2024-05-17 08:30:00); convert the column {mended}, fix the values, or give a hierarchy file")
     return "that are not dates" + fix, "that is not a date" + fix
+
+
+def _converted_in_python(at: ValuesAt) -> tuple[str, str]:
+    """The conversion of days written yyyymmdd in a DataFrame ``df`` and in an Arrow ``table``, from
+    the column's digits as text (a float's through a whole number first: 20240517.0 is no yyyymmdd)."""
+    name = at.column or "v"
+    number = at.number
+    fraction = number is not None and (number.float_sql is not None or number.scale > 0)
+    digits = f"df[{name!r}]" + (".astype('Int64')" if fraction else "") + ".astype('string')"
+    pandas = f"df[{name!r}] = pd.to_datetime({digits}, format='%Y%m%d')"
+    text = f"table[{name!r}]" + (".cast('int64')" if fraction else "") + ".cast('string')"
+    arrow = (f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
+             f"pyarrow.compute.strptime({text}, format='%Y%m%d', unit='s').cast('date32'))")
+    return pandas, arrow
 
 
 def _digits_of(column: exp.Expression, at: ValuesAt) -> exp.Expression:

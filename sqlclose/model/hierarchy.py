@@ -37,6 +37,7 @@ from sqlclose.model.frame_rows import (
     pandas_leaves,
 )
 from sqlclose.model.hierarchy_file import FileRows, read_rows
+from sqlclose.model.mending import QUERY, WAREHOUSE
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
 
@@ -961,7 +962,7 @@ def _exact_values(values: Sequence[tuple[str, float | None]], bounds: tuple[Deci
     exact, refusals = [], Refusals()
     for i, (text, x) in enumerate(values):
         try:
-            d = exact_value(text, x)
+            d = exact_value(text, x, at)
             if bounds is not None and not bounds[0] <= d <= bounds[1]:
                 raise _outside_domain(bounds, None if at is None else at.number)
         except Refused as why:
@@ -1032,14 +1033,33 @@ def _literal(x: Decimal) -> exp.Expression:
     return exp.Literal.number(_number(x))
 
 
-_NOT_FINITE_WHY = (" (NaN or an infinity), and bands cut numbers: clean the values (a [source] query may make them "
-                   "NULL), or give the column a hierarchy file or tree")
+def _not_finite(at: ValuesAt | None) -> Refused:
+    """Why bands refuse NaN and the infinities, with where to make them NULL as the source given
+    takes it (a DataFrame or table takes no [source] query: ``model.mending``)."""
+    kind = QUERY if at is None else at.mend
+    if kind == QUERY:
+        clean = "clean the values (a [source] query may make them NULL)"
+    elif kind == WAREHOUSE:
+        clean = ("clean the values in a view over the warehouse table (one that makes them NULL), then run `sqlclose "
+                 "sql` again and export the histogram anew")
+    else:
+        name = at.column or "v"
+        column = exp.column(name, quoted=True)
+        finite = exp.Case(ifs=[exp.If(this=exp.Anonymous(this="isfinite", expressions=[column]), true=column.copy())])
+        made = at.mended(finite, f"df[{name!r}] = df[{name!r}].where(np.isfinite(df[{name!r}])), pandas' missing value",
+                         f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
+                         f"pyarrow.compute.if_else(pyarrow.compute.is_finite(table[{name!r}]), table[{name!r}], None))")
+        clean = f"clean the values, or make them NULL {made}"
+    why = f" (NaN or an infinity), and bands cut numbers: {clean}, or give the column a hierarchy file or tree"
+    return Refused("that are not finite numbers" + why, one="that is not a finite number" + why)
+
+
 _BEYOND_THE_ORDERS = (f"beyond the orders of magnitude bands cut, 10^-{MAX_BAND_EXPONENT} to 10^{MAX_BAND_EXPONENT} "
                       "(a label writes every digit of its edges): correct the values, or give the column a hierarchy "
                       "file or tree")
 
 
-def exact_value(text: str, x: float | None) -> Decimal:
+def exact_value(text: str, x: float | None, at: ValuesAt | None = None) -> Decimal:
     """A finite value as the decimal number its text writes, else as its float's shortest text; or
     ``Refused`` saying why bands cannot cut it (the error built from it names no value)."""
     try:
@@ -1048,8 +1068,7 @@ def exact_value(text: str, x: float | None) -> Decimal:
         d = None
     if d is None or not d.is_finite():
         if x is None or not math.isfinite(x):
-            raise Refused("that are not finite numbers" + _NOT_FINITE_WHY,
-                          one="that is not a finite number" + _NOT_FINITE_WHY)
+            raise _not_finite(at)
         d = Decimal(repr(float(x)))
     if d.is_zero():  # 0e5000 is 0: its exponent must not size the arithmetic
         return Decimal(0)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import HierarchyError, InputError
+from sqlclose.model.mending import QUERY, mended
 from sqlclose.model.text import counted
 
 # Picks a column's refused values out: given the column (a quoted identifier), the condition.
@@ -58,7 +59,7 @@ class ValuesAt:
     source: str | None = None
     rows: Sequence[int] | None = None
     dialect: str = "duckdb"
-    converted_in: str = "a [source] query"  # where the user converts a column (a histogram's: the warehouse)
+    mend: str = QUERY  # the kind of source, for where the user changes a column (``model.mending``)
     number: NumberType | None = None  # the column's number type, when it has one (a condition compares in it)
     column_type: pa.DataType | None = None  # the column's type (None: unknown, taken for text)
 
@@ -80,6 +81,12 @@ class ValuesAt:
     def render(self, sql: exp.Expression) -> str:
         """An expression in the dialect of the engine in use (DuckDB's, Spark's, a warehouse's)."""
         return sql.sql(dialect=self.dialect)
+
+    def mended(self, sql: exp.Expression, pandas: str, arrow: str, purpose: str = "") -> str:
+        """Where and how the user changes the column, as the source given takes it (``mending.mended``):
+        ``sql`` rendered in the user's dialect, ``pandas`` and ``arrow`` the statements for a DataFrame
+        ``df`` and an Arrow ``table``."""
+        return mended(self.mend, self.column or "v", self.render(sql), pandas, arrow, purpose)
 
     def where(self, condition: Condition) -> str:
         """``; they are the rows WHERE …``: how to find the values the error does not show."""

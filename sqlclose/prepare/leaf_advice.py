@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlclose.model import mending
 from sqlclose.model.attributes import QI_LISTER, QI_NAMED_BY_ERROR, whole_numbers_hint
 from sqlclose.model.spec import Spec
 from sqlclose.prepare.local_values import ValuesReader
@@ -22,6 +23,7 @@ from sqlclose.prepare.source_labels import (
     PANDAS_LABEL,
     RELATION_LABEL,
     SPARK_FRAME_LABEL,
+    mending_kind,
 )
 from sqlclose.sql import queries as q
 
@@ -83,6 +85,9 @@ class LeafAdvice:
         replaced = f"SELECT * REPLACE ({cast.sql('duckdb')} AS {q.ident(column).sql('duckdb')}) FROM …"
         if self.source_label == RELATION_LABEL:
             return f"in the relation first: {replaced}"
+        if mending_kind(self.source_label) == mending.VIEW:  # (connection, table): it takes no [source] query
+            return f"in a view of the table on the connection, given as (connection, view) in its place: " \
+                f"CREATE VIEW … AS {replaced}"
         return (f"where it is read: in a [source] query ({replaced}), or, for a CSV file, by declaring its type: "
                 f"[source] types = {{ {json.dumps(column, ensure_ascii=False)} = \"BIGINT\" }}")
 

@@ -5,6 +5,7 @@ the conversion to make said for what the column holds."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -92,11 +93,14 @@ def _arrow_zone(kind: pa.DataType) -> str | None:
     return kind.tz if pa.types.is_timestamp(kind) else None
 
 
-def arrow_of_pandas(frame: Any) -> pa.Table:
+def arrow_of_pandas(frame: Any, released: Callable[[str], bool] | None = None) -> pa.Table:
     """A pandas DataFrame as Arrow, its columns as they are (the index is not a column). A column
     Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
     name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
-    but for case) are refused as for every source, before Arrow's own ValueError."""
+    but for case) are refused as for every source, before Arrow's own ValueError. A period,
+    interval or ``object`` column is refused only where the release holds it (``released``; None:
+    every column): what it would change is the released values, and one the release drops is read
+    as the same frame's Arrow table is (the engine reads its storage, for the fingerprint alone)."""
     _refuse_non_frame(frame)
     _refuse_column_levels(frame)
     _refuse_unnamed_columns(frame)
@@ -116,8 +120,9 @@ def arrow_of_pandas(frame: Any) -> pa.Table:
                          "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
     except (OverflowError, UnicodeError) as e:  # Python's own words quote the value: not shown
         raise _unconverted(frame, e) from None
-    _refuse_types_from_values(frame, table)
-    _refuse_pandas_extensions(frame, table)
+    held = released or (lambda name: True)
+    _refuse_types_from_values(frame, table, held)
+    _refuse_pandas_extensions(frame, table, held)
     return table
 
 
@@ -188,12 +193,12 @@ def _refuse_sparse(frame: Any) -> None:
                          f"it first: df[{sparse[0]!r}] = df[{sparse[0]!r}].sparse.to_dense()")
 
 
-def _refuse_pandas_extensions(frame: Any, table: pa.Table) -> None:
+def _refuse_pandas_extensions(frame: Any, table: pa.Table, held: Callable[[str], bool]) -> None:
     """A pandas period (or interval) column reaches Arrow as pandas' own extension type, which the
     engine reads as its storage: a month period '2000-01' as 360, the months since 1970 — a number
     no row holds, released and verified as such. Refused by name, with the conversions to make."""
     found = [(str(name), str(dtype)) for name, dtype in zip(frame.columns, frame.dtypes)
-             if isinstance(table.schema.field(str(name)).type, pa.ExtensionType)
+             if held(str(name)) and isinstance(table.schema.field(str(name)).type, pa.ExtensionType)
              and table.schema.field(str(name)).type.extension_name.startswith("pandas.")]
     if found:
         name, dtype = found[0]
@@ -207,7 +212,7 @@ def _refuse_pandas_extensions(frame: Any, table: pa.Table) -> None:
                          f"would read as {read_as}{also}; convert it first: {fixes}")
 
 
-def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:
+def _refuse_types_from_values(frame: Any, table: pa.Table, held: Callable[[str], bool]) -> None:
     """An ``object`` column has no type of its own: Arrow infers one from every value, a suppressed
     row's too, and the release holds it. One Decimal 5000.5 among whole ones made the column
     decimal128(6, 1), not (5, 0) (every released salary written 3000.0), one float among ints
@@ -216,7 +221,8 @@ def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:
     no value can change are read (text, booleans, dates: another value fails to convert, or is
     read as one); the rest is refused by column, naming no value, the type left to the caller."""
     fixed = (pa.types.is_string, pa.types.is_large_string, pa.types.is_boolean, pa.types.is_date32)
-    inferred = [str(name) for name, dtype in zip(frame.columns, frame.dtypes) if str(dtype) == "object"
+    inferred = [str(name) for name, dtype in zip(frame.columns, frame.dtypes)
+                if str(dtype) == "object" and held(str(name))
                 and not any(test(table.schema.field(str(name)).type) for test in fixed)]
     if inferred:
         named = f"column {inferred[0]!r} is" if len(inferred) == 1 else \
@@ -229,7 +235,13 @@ def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:
 
 def _typed_as(inferred: pa.DataType) -> str:
     """The conversion that gives an object column of values Arrow read as ``inferred`` a type of
-    its own: bytes stay bytes, numbers numbers (not a float's cast for bytes, as it was)."""
+    its own: bytes stay bytes, numbers numbers (not a float's cast for bytes, as it was), decimals
+    decimals, and values of an Arrow extension type (``uuid.UUID`` objects: arrow.uuid) text, which
+    every such value has (a float's cast of a UUID fails)."""
+    if isinstance(inferred, pa.BaseExtensionType):  # Arrow's own (arrow.uuid) too, not only Python-defined ones
+        return "astype(\"string\") (their text)"
+    if pa.types.is_decimal(inferred):
+        return "astype(pd.ArrowDtype(pa.decimal128(12, 2))) (the precision and scale the column is meant to have)"
     if pa.types.is_binary(inferred) or pa.types.is_large_binary(inferred):
         return "astype(pd.ArrowDtype(pa.binary())), or .str.decode(\"utf-8\") for text"
     if pa.types.is_struct(inferred):

@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError, NoRowsError, NotLeavesError, NullsError
+from sqlclose.model import mending
 from sqlclose.model.arrays import ArrowValues, arrow_table, leaf_labels, numpy_of
 from sqlclose.model.arrow_types import unreached_float
 from sqlclose.model.attributes import (
@@ -40,7 +41,6 @@ from sqlclose.model.attributes import (
 )
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.packing import Packing
-from sqlclose.model.refused_values import ValuesAt
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import (
     agreeing,
@@ -54,15 +54,13 @@ from sqlclose.model.text import (
 )
 from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
+from sqlclose.prepare.nested_columns import refuse_nested_models
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
+from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL, mending_kind
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
-# Where a histogram's column is converted: the rows are the warehouse's, read by no [source] query here.
-WAREHOUSE_CONVERSION = ("a view over the warehouse table, then run `sqlclose sql` again and export the histogram "
-                        "anew (a Postgres export writes ISO dates under SET datestyle = ISO)")
 
 # The base histogram keeps the rows as they stand (no GROUP BY) when the source has at least
 # UNGROUPED_MIN_ROWS rows and nearly all of them (UNGROUPED_SHARE, estimated) are combinations of
@@ -174,7 +172,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     released = released_columns(spec, columns, source_label)
     if counts is None:
         _refuse_unreached_floats(schema, released, source_label)
-        _refuse_nested_models(schema, spec, source_label)
+        refuse_nested_models(schema, spec, source_label)
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, source_label)
@@ -223,10 +221,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
-        converted_in = WAREHOUSE_CONVERSION if counts is not None else ValuesAt.converted_in
+        mend = mending_kind(source_label, histogram=counts is not None)  # where the user changes a column
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec), converted_in), c)
+                                                           source_label, _users_dialect(spec), mend), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -390,24 +388,6 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
     return [c for c in columns if c in keep]
 
 
-def _refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str) -> None:
-    """A quasi-identifier or sensitive column of nested values (a struct, list, map or union) is
-    refused: a hierarchy, a rule or a distance would read the engine's text of the whole value (a
-    mask masked "{'z': 47677}" character by character, a map's labels held its other column's values),
-    and that text is the engine's, not the data's (review of the ninety-fourth round)."""
-    roles = {**{name: "quasi-identifier" for name in spec.quasi_identifiers},
-             **{name: "sensitive column" for name in spec.sensitive}}
-    for name, role in roles.items():
-        kind = schema.field(name).type
-        held = kind.value_type if pa.types.is_dictionary(kind) else kind
-        if pa.types.is_nested(held):
-            raise DataError(f"column {name!r} in {source_label} is {kind}, nested values, but a {role} is one plain "
-                            "value a row (its hierarchy, rule or distance would read the engine's text of the whole "
-                            "value): select the field or item you mean in a [source] query (query = \"SELECT "
-                            "zip.code AS zip, … FROM …\"), or cast the value to text there if the whole of it is "
-                            "what tells people apart")
-
-
 def _refuse_unreached_floats(schema: pa.Schema, released: list[str], source_label: str) -> None:
     """A released column holding floats inside a fixed-size list of nested values: no SQL tells
     NaN payloads apart and the release's NaN rewrite does not reach these (``model.arrow_types``),
@@ -479,14 +459,20 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
 
 def _in_the_source(source_label: str, name: str, fix: str | None = None) -> str:
     """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
-    given (neither takes a [source] query, which the message had named), else in a [source] query."""
+    given (neither takes a [source] query, which the message had named), in a relation or a view of a
+    caller's table in their SQL (``model.mending``), else in a [source] query."""
+    fix = fix or minus_zero_made_zero(name)
+    kind = mending_kind(source_label)
+    if kind in (mending.RELATION, mending.VIEW, mending.SPARK_FRAME):
+        sql, _, effect = fix.partition(", which ")  # the expression, then what it does
+        return mending.mended(kind, name, sql, "", "", f", which {effect}")
     if source_label == PANDAS_LABEL:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
         return (f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0; a NaN: "
                 f"df[{name!r}] = df[{name!r}].astype('float64'), which reads NaN as missing)")
     if source_label == ARROW_LABEL:
         return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
                 "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
-    return f"in a [source] query (e.g. {fix or minus_zero_made_zero(name)})"
+    return f"in a [source] query (e.g. {fix})"
 
 
 def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
@@ -500,13 +486,15 @@ def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[
     if found["negative_nan"] and found["positive_nan"]:
         return "NaN both with and without a minus sign (-nan and nan), one value written two ways", nan_fix
     if found["negative_nan"] and engine.cuts_negative_nan_text:
-        return (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (from "
-                "a Parquet file whose statistics leave NaN out)"), nan_fix
+        return (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (it "
+                "sizes a float's text by the column's statistics, which a Parquet file pyarrow writes leaves NaN out "
+                "of; refused from every source alike)"), nan_fix
     return None
 
 
 def minus_zero_made_zero(name: str) -> str:
-    """The fix a message gives for -0.0 beside 0.0 in column ``name``."""
+    """The fix a message gives for -0.0 beside 0.0 in column ``name``: an expression, then ", which"
+    and what it does (``_in_the_source`` puts the expression in a relation's query)."""
     return f"{name} + 0.0, which turns -0.0 into 0.0"
 
 

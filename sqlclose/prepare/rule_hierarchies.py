@@ -32,10 +32,10 @@ def distinct_values(reader: ValuesReader, c: q.CodedColumn, numbers: bool = True
 
 def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,
                  source_label: str | None = None, dialect: str | None = None,
-                 converted_in: str = ValuesAt.converted_in) -> Hierarchy:
+                 mend: str = ValuesAt.mend) -> Hierarchy:
     """``source_label``, ``dialect`` (the SQL the user writes: the engine's, a warehouse's) and
-    ``converted_in`` (where the user converts a column) are for the errors counting the values a
-    rule refuses."""
+    ``mend`` (the kind of source, for where the user changes a column: ``model.mending``) are for the
+    errors counting the values a rule refuses."""
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
     values = distinct_values(reader, c)
@@ -48,7 +48,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
-    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, converted_in,
+    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, mend,
                   NumberType.of(column_type), column_type)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()

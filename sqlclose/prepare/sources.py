@@ -55,10 +55,17 @@ from sqlclose.prepare.csv_lines import (
     unterminated_quote_problem,
     with_editor_lines,
 )
+from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL, RELATION_LABEL, SPARK_FRAME_LABEL
+from sqlclose.prepare.source_labels import (
+    ARROW_LABEL,
+    PANDAS_LABEL,
+    RELATION_LABEL,
+    SPARK_FRAME_LABEL,
+    callers_table_label,
+)
 from sqlclose.prepare.spark_tables import missing_table, spark_table_parts, typed_spark_name
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -115,7 +122,21 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not.
     ``released``: which columns the run reads for their values (a relation's ``TIMESTAMP WITH TIME
     ZONE`` columns among them must be dated alike by a caller's engine: ``_refuse_unlike_dating``;
-    an Arrow table's pandas index or extension types are refused there alone); None: every column."""
+    an Arrow table's pandas index or extension types are refused there alone); None: every column.
+    Every kind of source, then, has its DECIMAL values checked against their precision: a value
+    past it fails inside the engine wherever it is read (``decimal_digits``)."""
+    opened = _opened(source, engine, options, released)
+    try:
+        refuse_decimals_past_precision(opened.engine, opened.relation, opened.label)
+    except BaseException:
+        if opened.engine is not engine:  # made here (a caller's connection: its cursor alone)
+            opened.engine.close()
+        raise
+    return opened
+
+
+def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
+            released: Callable[[str], bool] | None) -> Opened:
     options = options or FileRead()
     if engine is not None:
         engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
@@ -133,7 +154,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         return _open_spark(source, engine)
     label = ARROW_LABEL
     if is_pandas(source):
-        source, label = arrow_of_pandas(source), PANDAS_LABEL
+        source, label = arrow_of_pandas(source, released), PANDAS_LABEL
     if isinstance(source, pa.Table):
         if source.num_columns == 0:
             raise InputError(f"the {label} has no columns: give one holding the spec's columns")
@@ -324,10 +345,10 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
             raise InputError(f"cannot read table {name!r}: {_without_guess(driver_message(e))}") from None
         refuse_renamed_fields(engine.schema(read), f"table {name!r} of the DuckDB connection")
         if read is not relation:  # a table of the caller's session alone, copied once: read as it was
-            return Opened(engine, engine.compared_as_bytes(read), f"duckdb table {name}")
+            return Opened(engine, engine.compared_as_bytes(read), callers_table_label(name))
         _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
         files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
-        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True,
+        return Opened(engine, engine.compared_as_bytes(relation), callers_table_label(name), files, live=True,
                       databases=_database_files(engine.fetch))
     except BaseException:
         engine.close()

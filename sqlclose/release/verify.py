@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.errors import EngineError, VerificationError
+from sqlclose.errors import EngineError, EngineFault, VerificationError
 from sqlclose.model.spec import EMD_DISTANCES
 from sqlclose.model.text import named
 from sqlclose.release.verify_sql import FileMeasures, WrittenQI, WrittenSensitive, measure_file
@@ -53,6 +53,10 @@ def recheck_relation(problem: Problem, written: exp.Expression, mapping: pa.Tabl
     truth = columns if set(columns) <= set(problem.columns) else None
     try:
         measured = measure_file(engine, written, problem.source.copy(), problem.k, qis, sas, truth, mapping)
+    except EngineFault as e:  # the engine's own failure: no word about the file (nothing is placed all the same)
+        fault = EngineFault(f"the written release could not be re-checked, the engine failed: {e}", e.sql)
+        fault.cause = e.cause
+        raise fault from None
     except EngineError as e:  # e.g. a column of another type than the release writes: fail closed
         return {"rows": None, "columns": columns, "classes": None, "privacy": None,
                 "failing": [f"the file could not be re-checked ({str(e).splitlines()[0]})"]}

@@ -359,9 +359,13 @@ def class_totals(counted: exp.Table) -> exp.Expression:
                       exp.alias_(exp.Count(this=exp.Star()), "pairs")).from_(counted.copy())
 
 
-def labels_of_classes(counted: exp.Table, qis: int, classes: Sequence[int]) -> exp.Expression:
-    """The QI values of the given classes (numbers the caller computed) of an ``audit_classes`` table."""
-    keys = [col(audit_qi_name(i)) for i in range(qis)]
+def labels_of_classes(counted: exp.Table, qis: int, classes: Sequence[int],
+                      as_text_at: Iterable[int] = ()) -> exp.Expression:
+    """The QI values of the given classes (numbers the caller computed) of an ``audit_classes`` table,
+    those at positions ``as_text_at`` as the engine's text (named as the others)."""
+    texts = set(as_text_at)
+    keys = [exp.alias_(as_text(col(audit_qi_name(i))), audit_qi_name(i), quoted=True) if i in texts
+            else col(audit_qi_name(i)) for i in range(qis)]
     wanted = exp.In(this=col(AUDIT_CLASS), expressions=[exp.Literal.number(int(c)) for c in classes])
     return exp.select(col(AUDIT_CLASS), *keys).distinct().from_(counted.copy()).where(wanted)
 

@@ -1,0 +1,43 @@
+"""Where an error tells the user to change a column's values before a run, as the source given takes it.
+
+A file or a spec's query is changed in a ``[source] query``; but a DataFrame, an Arrow table, a DuckDB
+relation or a caller's ``(connection, table)`` takes none (one beside them is refused), and a
+histogram's rows are the warehouse's. The errors that advise a conversion (the dates rule's, bands
+over NaN, -0.0 beside 0.0, a nested quasi-identifier) say it where the source can take it: in the
+DataFrame or table first (pandas' or pyarrow's own call), in the relation's query, in a view of the
+caller's table given instead of it, in a Spark DataFrame, or in the warehouse (``prepare.source_labels
+.mending_kind`` tells the kind from the source's label).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+# The kinds of source, as far as where their columns are changed goes.
+QUERY, RELATION, VIEW, PANDAS, ARROW, SPARK_FRAME, WAREHOUSE = (
+    "query", "relation", "view", "pandas", "arrow", "spark frame", "warehouse")
+
+WAREHOUSE_CONVERSION = ("a view over the warehouse table, then run `sqlclose sql` again and export the histogram "
+                        "anew (a Postgres export writes ISO dates under SET datestyle = ISO)")
+
+
+def mended(kind: str, column: str, sql: str, pandas: str, arrow: str, purpose: str = "") -> str:
+    """``in <where the source takes it> (e.g. <the change, in its form><purpose>)``: ``sql`` an
+    expression of ``column`` in the user's SQL dialect, ``pandas`` and ``arrow`` the statement that
+    changes the column in a DataFrame ``df`` or an Arrow ``table``."""
+    quoted = exp.to_identifier(column, quoted=True).sql("duckdb")  # a relation and a view are DuckDB's
+    replaced = f"SELECT * REPLACE ({sql} AS {quoted}) FROM …"
+    if kind == PANDAS:
+        return f"in the DataFrame first (e.g. {pandas}{purpose})"
+    if kind == ARROW:
+        return f"in the table first (e.g. {arrow}{purpose})"
+    if kind == RELATION:
+        return f"in the relation first (e.g. {replaced}{purpose})"
+    if kind == VIEW:
+        return (f"in a view of the table on the connection, given as (connection, view) in its place (e.g. CREATE "
+                f"VIEW … AS {replaced}{purpose})")
+    if kind == SPARK_FRAME:
+        return f"in the DataFrame first (e.g. df.withColumn({column!r}, F.expr({sql!r})){purpose})"
+    if kind == WAREHOUSE:
+        return f"in {WAREHOUSE_CONVERSION} (e.g. {sql}{purpose})"
+    return f"in a [source] query (e.g. {sql}{purpose})"

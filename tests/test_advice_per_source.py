@@ -1,0 +1,168 @@
+"""An error that advises changing a column says it where the source given can take it. A DataFrame, an
+Arrow table, a DuckDB relation and a caller's (connection, table) were told to convert the column "in a
+[source] query" (the dates rule, NaN under bands, -0.0 beside 0.0), which is refused beside any of them;
+a VARIANT or UNION quasi-identifier was told by its Arrow storage, with advice to pick a struct field;
+NaN with a minus sign was said to come "from a Parquet file" whatever the source. The oracle: the advice
+itself, run as written (pandas, pyarrow, DuckDB), makes a source the run takes, holding the values the
+test wrote."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import struct
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (the advice names pyarrow.compute)
+import pytest
+
+import sqlclose
+
+DAYS = ["20240517", "20240518", "20240601"] * 4
+DATES = {"privacy": {"k": 2}, "quasi_identifiers": {"dob": {"dates": True}}, "sensitive": {"s": {"distinct_l": 2}}}
+WRITTEN = sorted([dt.date(2024, 5, 17), dt.date(2024, 5, 18), dt.date(2024, 6, 1)] * 4)
+
+
+def _refused(source, spec) -> str:
+    with pytest.raises(sqlclose.SqlcloseError) as caught:
+        sqlclose.anonymize(source, spec)
+    assert caught.value.exit_code == 2, caught.value
+    return str(caught.value)
+
+
+def _example(said: str) -> str:
+    """The statement of the advice: what the bracket opened by "(e.g. " holds, less the words after it."""
+    start = depth = said.index("(e.g. ") + 1
+    depth = 0
+    for end in range(start, len(said)):
+        depth += {"(": 1, ")": -1}.get(said[end], 0)
+        if depth < 0:
+            break
+    held = said[start + len("e.g. "):end]
+    return re.split(r" for days written |, pandas' missing value|, which ", held)[0]
+
+
+def _released_days(source) -> list[dt.date]:
+    spec = {**DATES, "quasi_identifiers": {"dob": {"tree": {"all": [str(d) for d in sorted(set(WRITTEN))]}}}}
+    with sqlclose.anonymize(source, spec) as release:
+        return sorted(dt.date.fromisoformat(str(v)) for v in release.to_arrow().column("dob").to_pylist())
+
+
+def _days_of(dob) -> pd.DataFrame:
+    return pd.DataFrame({"dob": dob, "s": ["x", "y", "z", "w"] * 3})
+
+
+@pytest.mark.parametrize("values", [DAYS, [int(d) for d in DAYS], [float(d) for d in DAYS]],
+                         ids=["text", "integers", "floats"])
+def test_the_dates_rule_tells_a_dataframe_a_conversion_pandas_runs(values):
+    df = _days_of(values)
+    said = _refused(df, DATES)
+    assert "[source] query" not in said and "convert the column in the DataFrame first" in said, said
+    exec(_example(said), {"df": df, "pd": pd})
+    assert sorted(d.date() for d in df["dob"]) == WRITTEN
+
+
+@pytest.mark.parametrize("values", [DAYS, [int(d) for d in DAYS], [float(d) for d in DAYS]],
+                         ids=["text", "integers", "floats"])
+def test_the_dates_rule_tells_an_arrow_table_a_conversion_pyarrow_runs(values):
+    table = pa.Table.from_pandas(_days_of(values), preserve_index=False)
+    said = _refused(table, DATES)
+    assert "[source] query" not in said and "convert the column in the table first" in said, said
+    run = {"table": table, "pyarrow": pa}
+    exec(_example(said), run)
+    assert sorted(run["table"].column("dob").to_pylist()) == WRITTEN
+
+
+def test_the_dates_rule_tells_a_relation_and_a_callers_table_the_select_duckdb_runs():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM (SELECT unnest($1) AS dob, unnest($2) AS s)",
+                [DAYS, ["x", "y", "z", "w"] * 3])
+    said = _refused(con.sql("SELECT * FROM t"), DATES)
+    assert "[source] query" not in said and "convert the column in the relation first" in said, said
+    assert sorted(d for (d,) in con.sql(_example(said).replace("…", "t")).select("dob").fetchall()) == WRITTEN
+    said = _refused((con, "t"), DATES)
+    assert "[source] query" not in said and "given as (connection, view) in its place" in said, said
+    view = _example(said).replace("CREATE VIEW …", "CREATE VIEW days").replace("FROM …", "FROM t")
+    con.execute(view)
+    assert _released_days((con, "days")) == WRITTEN
+
+
+def test_bands_over_nan_tell_a_dataframe_and_a_table_how_to_make_them_null():
+    ages = [1.0, 2.0, np.inf, 4.0] * 3
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10], "nulls": "value", "null_value": "?"}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    df = pd.DataFrame({"age": ages, "s": ["x", "y", "z"] * 4})
+    said = _refused(df, spec)
+    assert "[source] query" not in said and "make them NULL in the DataFrame first" in said, said
+    exec(_example(said), {"df": df, "np": np})
+    table = pa.table({"age": pa.array([1.0, 2.0, float("nan"), 4.0] * 3), "s": ["x", "y", "z"] * 4})
+    said = _refused(table, spec)
+    assert "[source] query" not in said and "make them NULL in the table first" in said, said
+    run = {"table": table, "pyarrow": pa}
+    exec(_example(said), run)
+    for fixed in (df, run["table"]):
+        with sqlclose.anonymize(fixed, spec) as release:
+            assert release.to_arrow().num_rows == 12
+    assert df["age"].isna().sum() == 3 and run["table"].column("age").null_count == 3
+
+
+def _negative_nan() -> float:
+    return struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
+
+
+def test_minus_zero_and_minus_nan_in_a_callers_table_are_told_its_view():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT ['a', 'b'][i % 2 + 1] AS g, "
+                "CASE WHEN i % 3 = 0 THEN -0.0::DOUBLE ELSE 0.0::DOUBLE END AS x FROM range(12) r(i)")
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree": {"all": ["a", "b"]}}},
+            "sensitive": {"x": {"distinct_l": 1}}}
+    said = _refused((con, "t"), spec)
+    assert "[source] query" not in said and "given as (connection, view) in its place" in said, said
+    con.execute(_example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
+    assert con.sql("SELECT count(*) FROM fixed WHERE signbit(x)").fetchall() == [(0,)]
+    con.execute("CREATE TABLE n AS SELECT ['a', 'b'][i % 2 + 1] AS g, CASE WHEN i % 3 = 0 THEN $1 ELSE 1.0 END "
+                "AS x FROM range(12) r(i)", [_negative_nan()])
+    said = _refused((con, "n"), {**spec, "sensitive": {"x": {"distance": "equal", "t": 0.9}}})
+    assert "NaN with a minus sign" in said and "from a Parquet file" not in said, said
+
+
+@pytest.mark.parametrize(("cast", "told"), [("VARIANT", "a VARIANT"),
+                                            ("UNION(a INTEGER, b VARCHAR)", "a UNION (of 'a', 'b')")])
+def test_a_variant_or_union_quasi_identifier_is_told_by_its_type_with_a_cast(cast, told):
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS SELECT (i % 3)::INTEGER::{cast} AS v, ['x', 'y'][i % 2 + 1] AS s "
+                "FROM range(12) r(i)")
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"v": {"tree": {"all": ["0", "1", "2"]}}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    said = _refused((con, "t"), spec)
+    assert f"column 'v' in duckdb table t is {told}, nested values" in said, said
+    assert "struct<" not in said and "union<" not in said and "zip.code" not in said, said
+    con.execute(_example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
+    with sqlclose.anonymize((con, "fixed"), spec) as release:
+        assert sorted(release.to_arrow().column("v").to_pylist()) == sorted(str(i % 3) for i in range(12))
+
+
+@pytest.mark.parametrize("column", ["zip", "codes", "tags"])
+def test_a_nested_quasi_identifier_of_a_table_or_relation_is_told_the_pick_it_runs(column):
+    """A struct, list or map quasi-identifier of an Arrow table or a relation was told to select its field in a
+    [source] query (`SELECT zip.code AS zip`); the pick is said in pyarrow and in the relation's query now."""
+    table = pa.table({"zip": pa.array([{"code": str(i % 3)} for i in range(12)]),
+                      "codes": pa.array([[str(i % 3), "z"] for i in range(12)]),
+                      "tags": pa.array([[("key", str(i % 3))] for i in range(12)], pa.map_(pa.string(), pa.string())),
+                      "s": ["x", "y"] * 6})
+    spec = {"privacy": {"k": 2}, "others": "drop", "quasi_identifiers": {column: {"tree": {"all": ["0", "1", "2"]}}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    expected = sorted(str(i % 3) for i in range(12))
+    said = _refused(table, spec)
+    assert "[source] query" not in said and "select the field or item you mean in the table first" in said, said
+    run = {"table": table, "pyarrow": pa}
+    exec(_example(said), run)
+    assert sorted(run["table"].column(column).to_pylist()) == expected
+    con = duckdb.connect()
+    con.register("t", table)
+    said = _refused(con.sql("SELECT * FROM t"), spec)
+    assert "[source] query" not in said and "select the field or item you mean in the relation first" in said, said
+    assert sorted(v for (v,) in con.sql(_example(said).replace("…", "t")).select(column).fetchall()) == expected
