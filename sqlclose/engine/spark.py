@@ -18,7 +18,7 @@ import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,16 @@ def _exact_json(value: exp.Expression) -> exp.Expression:
                "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS", "ignoreNullFields": "false"}
     return exp.Anonymous(this="TO_JSON", expressions=[value, exp.Anonymous(this="MAP", expressions=[
         exp.Literal.string(part) for pair in options.items() for part in pair])])
+
+
+def _instant_text(value: exp.Expression) -> exp.Expression:
+    """A ``TIMESTAMP``'s text as DuckDB writes a ``TIMESTAMPTZ`` in the session's zone: Spark's wall time,
+    then the offset as DuckDB writes it, its hours alone unless minutes or seconds are not zero
+    (``+00``, ``-05``, ``+05:30``, ``-04:56:02``): ``xxxxx`` writes ``-05:00``, the zero minutes cut."""
+    offset = exp.RegexpReplace(this=exp.Anonymous(this="DATE_FORMAT", expressions=[value.copy(),
+                                                                                  exp.Literal.string("xxxxx")]),
+                               expression=exp.Literal.string(":00$"), replacement=exp.Literal.string(""))
+    return exp.Anonymous(this="CONCAT", expressions=[exp.Cast(this=value, to=exp.DataType.build("STRING")), offset])
 
 
 def _csv_value(name: str, nulls: Sequence[str]) -> exp.Expression:
@@ -462,26 +472,39 @@ class SparkEngine(Engine):
     def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
         """Each session text of a ``TIMESTAMP`` (Spark's, an instant) as DuckDB writes the instant in UTC
         (``1980-01-01 00:00:00+00``), the text ``check --against`` reads the file as: Spark's own has
-        no offset, in UTC too. Matched through the values' microseconds, not by reading the text back;
-        a wall time repeated when the clocks go back is two instants, and gives both."""
+        no offset, in UTC too."""
+        return self._instants_named(texts, source, column, utc=True)
+
+    def instants_as_written(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
+        """Each session text of a ``TIMESTAMP`` with the session's offset, as DuckDB writes the instant
+        in that zone (``1979-12-31 19:00:00-05``): the wall time alone named another instant once read
+        back in another zone (GAA wrote it as a label: five hours off from a New York session)."""
+        return self._instants_named(texts, source, column, utc=False)
+
+    def _instants_named(self, texts: list[str], source: exp.Expression, column: str, utc: bool) -> list[str]:
+        """``texts`` (``column``'s values as the session writes them) as ``_instant_text`` writes their
+        instants, in UTC or the session's zone, in order. Matched through the values' microseconds, not by
+        reading the text back. A text that is no value's (a NULL's stand-in) stays as it is, and so does
+        a wall time two instants share (the hour repeated when the clocks go back): no one offset is its."""
         if not texts:
             return texts
         value = _column(column)
-        pairs = exp.select(exp.alias_(exp.Cast(this=value, to=exp.DataType.build("STRING")), "t"),
-                           exp.alias_(exp.Anonymous(this="UNIX_MICROS", expressions=[value.copy()]), "us")) \
-            .distinct().from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_())
+        text = exp.Cast(this=value, to=exp.DataType.build("STRING"))
+        micros = exp.Anonymous(this="UNIX_MICROS", expressions=[value.copy()])
+        one = exp.EQ(this=exp.Count(this=exp.Distinct(expressions=[micros.copy()])), expression=exp.Literal.number(1))
+        pairs = exp.select(exp.alias_(text, "t"), exp.alias_(exp.Min(this=micros), "us")) \
+            .from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_()) \
+            .group_by(text.copy()).having(one)
         mapped = self.create_temp_table(self.temp_name("instants"), pairs)  # cached: its texts the session's
         given = self.temp_name("instant_texts")
         self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
         try:
-            instant = exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")])
-            utc = exp.Anonymous(this="CONCAT", expressions=[exp.Cast(this=instant, to=exp.DataType.build("STRING")),
-                                                            exp.Literal.string("+00")])
-            query = exp.select(exp.alias_(exp.Coalesce(this=utc, expressions=[exp.column("t", "g")]), "t")) \
+            named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
+            query = exp.select(exp.alias_(exp.Coalesce(this=named, expressions=[exp.column("t", "g")]), "t")) \
                 .from_(exp.alias_(_table(given), "g")).join(
                 exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
                 join_type="left").order_by(exp.column("i", "g"))
-            with self.texts_in_utc():
+            with self.texts_in_utc() if utc else nullcontext():
                 found = self.fetch(query)
         finally:
             self.unregister(given)
