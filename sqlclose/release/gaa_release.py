@@ -184,15 +184,19 @@ class GaaRelease(Release):
 
     def text_mapping(self) -> pa.Table:
         """The recoding as text: per distinct QI combination, each QI's value (``l0``, ``l1``, … in
-        QI order) and its label (``g0``, …), as the hierarchy holds them: the release writes an
-        instant's otherwise (``_written_instants``), read back as this (``_as_leaves``). Aggregated
-        values only."""
-        mapping = release_mapping(self.gaa_run.data, self.gaa_run.result)
+        QI order) and the label the release writes for it (``g0``, …), an instant's written text
+        (``_written_instants``) as its leaf, as the re-check reads the file (``_as_leaves``).
+        Aggregated values only."""
+        mapping = self._mapping()
         data = self.gaa_run.data
+        instants = self._written_instants()
         text = {}
         for j, qi in enumerate(self.problem.qis):
             text[f"l{j}"] = pa.array(np.asarray(qi.hierarchy.leaves, dtype=object)[data.leaves[:, j]], pa.string())
             text[f"g{j}"] = mapping.column(f"q{j}_label")
+            if j in instants:  # the renaming is one-to-one: its inverse
+                leaf_of = {written: leaf for leaf, written in instants[j].items()}
+                text[f"g{j}"] = pa.array([leaf_of.get(t, t) for t in text[f"g{j}"].to_pylist()], pa.string())
         return pa.table(text)
 
     def _recheck_relation(self, written: exp.Expression) -> dict:
