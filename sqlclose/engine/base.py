@@ -554,6 +554,14 @@ class Engine(ABC):
         NULL's stand-in) as it is. A backend whose sessions are all UTC returns them as they are."""
         return texts
 
+    def instants_as_written(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
+        """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this session
+        writes them, each as text that names its instant in the session's zone, offset and all, as
+        DuckDB writes it (``1979-12-31 19:00:00-05``), in order; a text no value has as it is. What GAA
+        writes as a value's label. A backend whose text of such a value has its offset (DuckDB's)
+        returns them as they are."""
+        return texts
+
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod
     def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:

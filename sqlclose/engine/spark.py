@@ -18,7 +18,7 @@ import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",  # progress bars on stderr would garble the CLI's output
     "spark.sql.session.timeZone": "UTC",
 }
+SESSION_ZONE = "spark.sql.session.timeZone"  # dates a TIMESTAMP's text; a caller's session may set another
 # Spark's logging for a session of our own, where Spark would log with its built-in defaults:
 # those at WARN, less the warnings our queries raise by design (the file says which and why;
 # docs/engines.md#logging). A log4j2 file of the cluster's or the caller's is left in charge.
@@ -102,6 +103,16 @@ def _exact_json(value: exp.Expression) -> exp.Expression:
                "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS", "ignoreNullFields": "false"}
     return exp.Anonymous(this="TO_JSON", expressions=[value, exp.Anonymous(this="MAP", expressions=[
         exp.Literal.string(part) for pair in options.items() for part in pair])])
+
+
+def _instant_text(value: exp.Expression) -> exp.Expression:
+    """A ``TIMESTAMP``'s text as DuckDB writes a ``TIMESTAMPTZ`` in the session's zone: Spark's wall time,
+    then the offset as DuckDB writes it, its hours alone unless minutes or seconds are not zero
+    (``+00``, ``-05``, ``+05:30``, ``-04:56:02``): ``xxxxx`` writes ``-05:00``, the zero minutes cut."""
+    offset = exp.RegexpReplace(this=exp.Anonymous(this="DATE_FORMAT", expressions=[value.copy(),
+                                                                                  exp.Literal.string("xxxxx")]),
+                               expression=exp.Literal.string(":00$"), replacement=exp.Literal.string(""))
+    return exp.Anonymous(this="CONCAT", expressions=[exp.Cast(this=value, to=exp.DataType.build("STRING")), offset])
 
 
 def _csv_value(name: str, nulls: Sequence[str]) -> exp.Expression:
@@ -443,6 +454,62 @@ class SparkEngine(Engine):
         rank = exp.Cast(this=dense_rank(keys, bucket), to=exp.DataType.build("BIGINT"))
         return exp.Add(this=exp.Mul(this=rank, expression=exp.Literal.number(CLASS_BUCKETS)),
                        expression=bucket.copy())
+
+    # ---- a caller's session zone ----------------------------------------------------------
+    # A caller's session (``SparkEngine(session)``, a DataFrame's) may be in any zone: Spark writes a
+    # TIMESTAMP as that zone's wall time, with no offset ('1979-12-31 19:00:00' for 1980-01-01 UTC).
+    # Its dates (the dates rule's days and years) stay the session's, as a caller's DuckDB connection's
+    # do; what is hashed or listed to be compared across sessions is written in UTC (review of the
+    # ninety-seventh round: the fingerprint followed the session, and a report's labels made
+    # `check --against` refuse the untouched release).
+    @contextmanager
+    def texts_in_utc(self) -> Iterator[None]:
+        # Spark binds the zone into a statement when it analyzes it (``spark.sql``, inside the
+        # block), so the caller's own setting is back as soon as the block ends.
+        with self._setting(SESSION_ZONE, "UTC"):
+            yield
+
+    def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
+        """Each session text of a ``TIMESTAMP`` (Spark's, an instant) as DuckDB writes the instant in UTC
+        (``1980-01-01 00:00:00+00``), the text ``check --against`` reads the file as: Spark's own has
+        no offset, in UTC too."""
+        return self._instants_named(texts, source, column, utc=True)
+
+    def instants_as_written(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
+        """Each session text of a ``TIMESTAMP`` with the session's offset, as DuckDB writes the instant
+        in that zone (``1979-12-31 19:00:00-05``): the wall time alone named another instant once read
+        back in another zone (GAA wrote it as a label: five hours off from a New York session)."""
+        return self._instants_named(texts, source, column, utc=False)
+
+    def _instants_named(self, texts: list[str], source: exp.Expression, column: str, utc: bool) -> list[str]:
+        """``texts`` (``column``'s values as the session writes them) as ``_instant_text`` writes their
+        instants, in UTC or the session's zone, in order. Matched through the values' microseconds, not by
+        reading the text back. A text that is no value's (a NULL's stand-in) stays as it is, and so does
+        a wall time two instants share (the hour repeated when the clocks go back): no one offset is its."""
+        if not texts:
+            return texts
+        value = _column(column)
+        text = exp.Cast(this=value, to=exp.DataType.build("STRING"))
+        micros = exp.Anonymous(this="UNIX_MICROS", expressions=[value.copy()])
+        one = exp.EQ(this=exp.Count(this=exp.Distinct(expressions=[micros.copy()])), expression=exp.Literal.number(1))
+        pairs = exp.select(exp.alias_(text, "t"), exp.alias_(exp.Min(this=micros), "us")) \
+            .from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_()) \
+            .group_by(text.copy()).having(one)
+        mapped = self.create_temp_table(self.temp_name("instants"), pairs)  # cached: its texts the session's
+        given = self.temp_name("instant_texts")
+        self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
+        try:
+            named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
+            query = exp.select(exp.alias_(exp.Coalesce(this=named, expressions=[exp.column("t", "g")]), "t")) \
+                .from_(exp.alias_(_table(given), "g")).join(
+                exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
+                join_type="left").order_by(exp.column("i", "g"))
+            with self.texts_in_utc() if utc else nullcontext():
+                found = self.fetch(query)
+        finally:
+            self.unregister(given)
+            self.unregister(mapped.name)
+        return found.column("t").to_pylist()
 
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:

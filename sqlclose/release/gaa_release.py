@@ -46,6 +46,8 @@ class GaaRelease(Release):
 
     gaa_run: GaaRun | None = None
     _mapping_table: exp.Table | None = None
+    _instants: dict[int, dict[str, str]] | None = None  # ``_written_instants``
+    _read_back: dict[int, exp.Table] | None = None  # ``_as_leaves``' tables
 
     # ---- no lattice -------------------------------------------------------------------------
     @property
@@ -96,7 +98,65 @@ class GaaRelease(Release):
 
     # ---- the data -----------------------------------------------------------------------------
     def _mapping(self) -> pa.Table:
-        return release_mapping(self.gaa_run.data, self.gaa_run.result)
+        """The mapping the release query joins to: the labels as written (``_written_instants``)."""
+        mapping = release_mapping(self.gaa_run.data, self.gaa_run.result)
+        for j, written in self._written_instants().items():
+            name = f"q{j}_label"
+            levels = mapping.column(f"q{j}_level").to_pylist()
+            labels = [written.get(text, text) if level == 0 else text
+                      for text, level in zip(mapping.column(name).to_pylist(), levels)]
+            mapping = mapping.set_column(mapping.column_names.index(name), name, pa.array(labels, pa.string()))
+        return mapping
+
+    def _written_instants(self) -> dict[int, dict[str, str]]:
+        """Per quasi-identifier holding a ``TIMESTAMP WITH TIME ZONE``, its values' texts (its leaves)
+        that GAA writes otherwise as labels, each with the text it writes: one naming its instant
+        (``Engine.instants_as_written``). Spark's text of an instant is the session's wall time with no
+        offset: written as it was, a New York session's 1980-01-01 00:00 UTC read back as 19:00 UTC
+        (review of the ninety-seventh round). Empty on DuckDB, whose text has its offset."""
+        if self._instants is None:
+            self._instants = {}
+            types = self.qi_types
+            for j, qi in enumerate(self.problem.qis):
+                kind = types.get(qi.name)
+                if kind is None or not pa.types.is_timestamp(kind) or kind.tz is None:
+                    continue
+                leaves = list(qi.hierarchy.labels(0))
+                named = self.problem.engine.instants_as_written(leaves, source=self.problem.source, column=qi.name)
+                changed = {leaf: text for leaf, text in zip(leaves, named) if text != leaf}
+                if changed:
+                    self._instants[j] = changed
+        return self._instants
+
+    def _as_leaves(self, written: exp.Expression) -> exp.Expression:
+        """The written file with each instant's written text (``_written_instants``) read as its leaf,
+        the text the mapping and the hierarchy hold, for the re-check: a renaming one-to-one, so what
+        the re-check proves of the file so read it proves of the file as written. A text that is no
+        leaf's written one (a value altered) stays as it is, and fails as such."""
+        changed = self._written_instants()
+        if not changed:
+            return written
+        engine = self.problem.engine
+        if self._read_back is None:
+            self._read_back = {}
+            with self._recording():
+                for j, pairs in changed.items():
+                    name = engine.temp_name("gaa_instants")
+                    engine.load(name, pa.table({"written": pa.array(list(pairs.values()), pa.string()),
+                                                "leaf": pa.array(list(pairs), pa.string())}))
+                    self._read_back[j] = q.table(name)
+        by_name = {self.problem.qis[j].name: j for j in changed}
+        select = exp.select().from_(exp.alias_(written.copy(), "w", table=True) if isinstance(written, exp.Table)
+                                    else written.copy().as_("w"))
+        for name in engine.schema(written).names:
+            value: exp.Expression = exp.column(name, "w", quoted=True)
+            if name in by_name:
+                alias = f"n{by_name[name]}"
+                select = select.join(exp.alias_(self._read_back[by_name[name]].copy(), alias, table=True),
+                                     join_type="left", on=exp.EQ(this=exp.column("written", alias), expression=value))
+                value = exp.Coalesce(this=exp.column("leaf", alias), expressions=[value.copy()])
+            select = select.select(exp.alias_(value, exp.to_identifier(name, quoted=True)))
+        return select.subquery()
 
     def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
         """The release query; its labels stay text whatever the write (``dictionaries``): they come
@@ -124,17 +184,23 @@ class GaaRelease(Release):
 
     def text_mapping(self) -> pa.Table:
         """The recoding as text: per distinct QI combination, each QI's value (``l0``, ``l1``, … in
-        QI order) and the label the release writes for it (``g0``, …). Aggregated values only."""
+        QI order) and the label the release writes for it (``g0``, …), an instant's written text
+        (``_written_instants``) as its leaf, as the re-check reads the file (``_as_leaves``).
+        Aggregated values only."""
         mapping = self._mapping()
         data = self.gaa_run.data
+        instants = self._written_instants()
         text = {}
         for j, qi in enumerate(self.problem.qis):
             text[f"l{j}"] = pa.array(np.asarray(qi.hierarchy.leaves, dtype=object)[data.leaves[:, j]], pa.string())
             text[f"g{j}"] = mapping.column(f"q{j}_label")
+            if j in instants:  # the renaming is one-to-one: its inverse
+                leaf_of = {written: leaf for leaf, written in instants[j].items()}
+                text[f"g{j}"] = pa.array([leaf_of.get(t, t) for t in text[f"g{j}"].to_pylist()], pa.string())
         return pa.table(text)
 
     def _recheck_relation(self, written: exp.Expression) -> dict:
-        return recheck_relation(self.problem, written, self.text_mapping())
+        return recheck_relation(self.problem, self._as_leaves(written), self.text_mapping())
 
     # ---- the report ---------------------------------------------------------------------------
     def _search_section(self) -> dict:
@@ -157,7 +223,9 @@ class GaaRelease(Release):
             h = qi.hierarchy
             levels = result.levels[first, j]
             labels = result.labels[first, j]
-            used = shown_labels([(int(lv), h.labels(int(lv))[int(i)]) for lv, i in zip(levels, labels)],
+            written = self._written_instants().get(j, {})  # an instant's label as the file holds it
+            pairs = [(int(lv), h.labels(int(lv))[int(i)]) for lv, i in zip(levels, labels)]
+            used = shown_labels([(lv, written.get(text, text) if lv == 0 else text) for lv, text in pairs],
                                 types.get(qi.name))
             per_level = {str(int(lv)): int(n) for lv, n in zip(*np.unique(levels, return_counts=True))}
             out[qi.name] = Generalization(level=None, levels=h.levels, labels=used[:MAX_LABELS_SHOWN],

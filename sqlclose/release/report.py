@@ -288,7 +288,8 @@ def shown_labels(labels: Sequence[tuple[int, str]], dtype: pa.DataType | None,
     ``TIMESTAMP WITH TIME ZONE`` released as it is has its values as UTC writes them (``in_utc``:
     ``Engine.instants_in_utc``), as ``check --against`` reads the file in a session of its own: in a
     New York session's text they had made it refuse the untouched release (exit 4). GAA writes every
-    label as its text, in the session's words: those stay."""
+    label as its text, in the session's words (an instant's as ``Engine.instants_as_written`` names it):
+    those stay, as its caller gives them."""
     double = dtype is not None and pa.types.is_float64(dtype)
     distinct = {float_label(text) if double and level == 0 else text for level, text in labels}
     if in_utc is not None and dtype is not None and pa.types.is_timestamp(dtype) and dtype.tz is not None:
