@@ -112,7 +112,8 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         leaf_counted = hierarchies if set(hierarchies) == set(qis) and alterations.counts_leaves(doc) else {}
         with _told_as_file(source, path):
             figures = release_figures(source, qis, expected, level_labels, MAX_LABELS_SHOWN, table=table, engine=own,
-                                      several_levels=doc.get("algorithm") == "gaa", label_rows=leaf_counted)
+                                      several_levels=doc.get("algorithm") == "gaa", label_rows=leaf_counted,
+                                      read_labels=_values_labelled(doc) if query_made else None)
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
             return _outcome(path, report_path, problems, notes), None
@@ -154,7 +155,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     notes.lines += [f"the level of column {name!r} was not checked against the file's labels: some of its band "
                     "labels have edges of more digits than the check's arithmetic holds (38)"
                     for name, f in (figures.labels or {}).items() if f.unjudged]
-    problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
+    problems += claims.label_claims(_labels_as_read(doc, figures), figures, MAX_LABELS_SHOWN)
     altered, unaltered = alterations.alteration_claims(
         doc.get("utility") or {}, alterations.release_records(doc, figures, hierarchies), doc.get("algorithm") != "gaa",
         (as_spec(spec).search.weights or {}) if spec is not None else None)
@@ -380,6 +381,27 @@ def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, 
              classes: int | None = None) -> dict:
     return {"file": str(path), "report": str(report_path), "rows": rows, "classes": classes,
             "problems": problems, "notes": notes.as_list(), "content_compared": notes.content_compared}
+
+
+def _values_labelled(doc: dict) -> dict[str, list[str]]:
+    """A warehouse report's quasi-identifiers released as they are (level 0), each with all its labels
+    (the report lists them all): the warehouse's text of each value."""
+    return {name: list(g["labels"]) for name, g in doc["generalization"].items()
+            if g.get("level") == 0 and g.get("labels") and g.get("label_count") == len(g["labels"])}
+
+
+def _labels_as_read(doc: dict, figures: Any) -> dict:
+    """``doc`` with the labels of its columns released as they are as the file's values are written
+    (``figures.labels_read``: the warehouse's text cast to the file column's type), in the order the
+    file's labels are listed, byte order: a faithful export of a warehouse release of a DOUBLE or a
+    TIMESTAMP released at level 0 was refused ('2.9E1' against the file's 29.0). Every other label is
+    compared as written."""
+    read = figures.labels_read or {}
+    if not read:
+        return doc
+    generalization = {name: ({**g, "labels": sorted(read[name])} if name in read else g)
+                      for name, g in doc["generalization"].items()}
+    return {**doc, "generalization": generalization}
 
 
 def _level_count(labels: Any, found: Any) -> int | None:

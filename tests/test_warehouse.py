@@ -844,14 +844,75 @@ def test_a_histograms_dates_the_rule_cannot_read_point_at_the_warehouse(tmp_path
     con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('20/09/2020', 'flu'), ('21/09/2020', 'cold'), "
                 "('22/09/2020', 'flu'), ('23/09/2020', 'cold')) AS t(dob, d)")
     spec = tmp_path / "people.toml"
-    spec.write_text('[source]\nformat = "warehouse"\ntable = "people"\ndialect = "duckdb"\ncolumns = ["dob", "d"]\n'
+    spec.write_text('[source]\nformat = "warehouse"\ntable = "people"\ndialect = "postgres"\ncolumns = ["dob", "d"]\n'
                     '[privacy]\nk = 2\n[quasi_identifiers]\ndob = { dates = true }\n[sensitive.d]\ndistinct_l = 2\n',
                     encoding="utf-8")
     histogram = tmp_path / "histogram.parquet"
-    con.execute(f"COPY ({sqlclose.histogram_sql(spec)}) TO '{histogram}' (FORMAT PARQUET)")
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec, 'duckdb')}) TO '{histogram}' (FORMAT PARQUET)")
     result = invoke("anonymize", "--histogram", histogram, spec, "--output", tmp_path / "release.sql")
     assert result.exit_code == 2, result.output
     assert "4 values" in result.stderr and "that are not dates" in result.stderr
     assert "a view over the warehouse table, then run `sqlclose sql` again" in result.stderr
     assert "SET datestyle = ISO" in result.stderr and "[source] query" not in result.stderr
+    assert not (tmp_path / "release.sql").exists()
+
+
+def _release_order(sql: str) -> list[str]:
+    """The keys of a rendered release's last ORDER BY, one a line as ``render`` prints them."""
+    return [line.strip().rstrip(",") for line in sql.rsplit("\nORDER BY\n", 1)[1].splitlines()]
+
+
+def test_snowflake_release_says_nulls_last_whatever_the_session_default(hostile):
+    """Was (review D of the ninety-seventh round): sqlglot leaves NULLS LAST out of Snowflake's SQL as
+    its default, but a session's DEFAULT_NULL_ORDERING = 'FIRST' changes that default, and the
+    release's order (NULLs last, as the local release's) with it. Now every key says it."""
+    keys = _release_order(_three_queries(hostile, "snowflake")["release"])
+    assert keys and all(key.endswith(" ASC NULLS LAST") for key in keys), keys
+
+
+def test_bigquery_sorts_a_kept_column_with_its_nulls_last(tmp_path):
+    """Was (review D of the ninety-seventh round): BigQuery sorted a kept column by
+    TO_JSON_STRING(x), which is the text 'null' for NULL, so NULLS LAST never applied (NULL rows
+    sorted between 'm…' and 'o…'). Now NULL stays NULL: the key, written by hand from BigQuery's
+    documentation, and its byte-for-byte tie (an empty collation) after it."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('M', 'flu', 1), ('M', 'cold', NULL), ('F', 'flu', 2), "
+                "('F', 'hiv', 3)) v(sex, disease, notes)")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "t"\ndialect = "duckdb"\n'
+                    f'columns = ["sex", "disease", "notes"]\n[output]\npath = {_h(tmp_path / "release.sql")}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec, 'duckdb')}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+    con.close()
+    with sqlclose.anonymize_histogram(tmp_path / "h.parquet", spec, dialect="bigquery") as release:
+        keys = _release_order(release.release_sql())
+    text = "CASE WHEN `notes` IS NULL THEN NULL ELSE TO_JSON_STRING(`notes`) END"
+    assert keys[-2:] == [f"{text} ASC NULLS LAST", f"COLLATE({text}, '') ASC NULLS LAST"], keys
+
+
+@pytest.mark.parametrize("dialect, told", [
+    ("snowflake", "ALTER SESSION SET DATE_OUTPUT_FORMAT = 'YYYY-MM-DD'"),
+    ("bigquery", None), ("trino", None),
+])
+def test_a_dates_refusal_names_the_dialects_own_session_setting_or_none(tmp_path, dialect, told):
+    """Was (review D of the ninety-seventh round): the dates rule's refusal of a histogram's text
+    advised Postgres's SET datestyle = ISO whatever the warehouse. Now it names the dialect's own
+    setting (Snowflake's DATE_OUTPUT_FORMAT, from its documentation), or none where the dialect has
+    no such setting (BigQuery and Trino write a DATE as ISO: the view converts the column)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('20/09/2020', 'flu'), ('21/09/2020', 'cold'), "
+                "('22/09/2020', 'flu'), ('23/09/2020', 'cold')) AS t(dob, d)")
+    spec = tmp_path / "people.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "people"\ndialect = "{dialect}"\n'
+                    'columns = ["dob", "d"]\n[privacy]\nk = 2\n[quasi_identifiers]\ndob = { dates = true }\n'
+                    '[sensitive.d]\ndistinct_l = 2\n', encoding="utf-8")
+    histogram = tmp_path / "histogram.parquet"
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec, 'duckdb')}) TO '{histogram}' (FORMAT PARQUET)")
+    result = invoke("anonymize", "--histogram", histogram, spec, "--output", tmp_path / "release.sql")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.stderr.split())
+    assert "that are not dates" in said and "a view over the warehouse table" in said, said
+    assert "datestyle" not in said, said
+    assert (told in said) if told else ("OUTPUT_FORMAT" not in said), said
     assert not (tmp_path / "release.sql").exists()

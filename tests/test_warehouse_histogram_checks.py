@@ -349,7 +349,7 @@ def test_histogram_aliases_fit_postgres_identifier_limit(tmp_path, name):
     printed = sqlclose("sql", spec)
     assert printed.returncode == 0, printed.stderr
     aliases = [a.alias for a in sqlglot.parse_one(printed.stdout, read="postgres").expressions]
-    assert len(aliases) == 4 and not [a for a in aliases if len(a.encode()) > 63], aliases
+    assert len(aliases) == 5 and not [a for a in aliases if len(a.encode()) > 63], aliases
 
 
 # ---- how warehouses export ------------------------------------------------------------------------
@@ -439,3 +439,45 @@ def test_the_histogram_search_runs_within_the_engine_settings_given(tmp_path, wa
     run = sqlclose("anonymize", "--histogram", hist, spec, "--memory-limit", "2GB", "--threads", "1", "--json")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["node"] == TABLE5_NODE
+
+
+def test_a_banded_double_whose_text_is_another_number_is_refused(tmp_path):
+    """Was (review D of the ninety-seventh round): a warehouse writing doubles with 15 significant
+    digits (Postgres under extra_float_digits = 0) writes 39.99999999999999 '40'; the bands are cut
+    from the text, so its rows were released as [40, 45), and the verification said ok. Now a banded
+    float's text is read back and compared with the value it stands for (the histogram's typed copy,
+    exact in Parquet): refused, the value not shown. The warehouse is DuckDB with its text of the
+    double replaced by that 15-digit print (a UDF, f"{x:.15g}", as Postgres writes it)."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t(age DOUBLE, disease VARCHAR)")
+    con.execute("INSERT INTO t VALUES (39.99999999999999, 'flu'), (39.99999999999999, 'cold'), (36, 'flu'), "
+                "(36, 'cold'), (41, 'flu'), (41, 'cold')")
+    con.create_function("pg0", lambda x: None if x is None else f"{x:.15g}", ["DOUBLE"], "VARCHAR")
+    assert con.execute("SELECT pg0(39.99999999999999)").fetchone()[0] == "40"
+    spec = _spec(tmp_path, "t", "[privacy]\nk = 2\n[quasi_identifiers]\nage = { bands = [5, 10] }\n"
+                 "[sensitive.disease]\ndistinct_l = 2\n", source='columns = ["age", "disease"]')
+    query = sqlclose("sql", spec).stdout
+    assert 'CAST("src"."age" AS TEXT)' in query
+    lossy = query.replace('CAST("src"."age" AS TEXT)', 'pg0("src"."age")')
+    con.execute(f"COPY ({lossy}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+    con.close()
+    run = sqlclose("anonymize", "--histogram", tmp_path / "h.parquet", spec, "--node", "age=1")
+    _refused(run, tmp_path, "1 text of column 'age' does not read back as the value it stands for "
+             "('__sqlclose_typed_q0')", "extra_float_digits = 1")
+    assert "39.9" not in run.stderr
+
+
+def test_names_upper_cased_by_the_export_are_told_as_differing_in_case(tmp_path, warehouse):
+    """Was (review D of the ninety-seventh round): a Snowflake session under
+    QUOTED_IDENTIFIERS_IGNORE_CASE = TRUE exports the histogram's columns as ZIP, AGE, …,
+    __SQLCLOSE_COUNT; refused (rightly), but the message said "a file without a header line has its
+    first row of data read as the names" of a Parquet file. Now it says the names differ only in
+    case and how to keep them. Oracle: the export renamed to upper case by hand, 4 + 1 columns."""
+    spec = _spec(tmp_path, "t3", K5 + "[sensitive.disease]\ndistinct_l = 2\n")
+    hist = _export(warehouse, spec, tmp_path / "h.parquet",
+                   "SELECT zip AS ZIP, age AS AGE, disease AS DISEASE, __sqlclose_count AS __SQLCLOSE_COUNT FROM ({q})")
+    run = sqlclose("anonymize", "--histogram", hist, spec)
+    _refused(run, tmp_path, "has no column 'zip': the names of 4 of its columns differ from those of `sqlclose sql` "
+             "only in upper and lower case", "QUOTED_IDENTIFIERS_IGNORE_CASE = FALSE")
+    assert "header line" not in run.stderr

@@ -313,3 +313,58 @@ def test_an_edited_histogram_fails_the_models_measured_in_postgres(tmp_path, pos
     assert {name: measured[name] for name in doc["warehouse"]["expected"]} == doc["warehouse"]["expected"]
     assert {name: measured[name] for name in figures} == pytest.approx(figures, abs=1e-4)
     assert measured["ok"] is False
+
+
+def test_rows_differing_only_in_case_are_released_in_byte_order_in_postgres(tmp_path, postgres):
+    """Was (review D of the ninety-seventh round): under a nondeterministic (case-insensitive)
+    collation the release's ORDER BY tied 'M' and 'm' (sex released at level 0) and 'flu' and 'Flu'
+    (the sensitive disease), so rows differing only there came out in the table's storage order.
+    Now each such key is followed by its text under COLLATE "C". Oracle: the same rows stored in two
+    orders give one release, the rows sorted by hand in byte order (uppercase first)."""
+    postgres.psql("CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', "
+                  "deterministic = false)")
+    rows = ["('M', 'flu')", "('m', 'Flu')", "('M', 'Flu')", "('m', 'flu')", "('F', 'flu')", "('F', 'cold')"]
+    rules = SEX_RULES.replace('["M", "F"]', '["M", "m", "F"]') + DISTINCT_2
+    released = []
+    for name, stored in (("ci_forward", rows), ("ci_reversed", rows[::-1])):
+        postgres.psql(f"CREATE TABLE {name}(sex TEXT COLLATE ci, disease TEXT COLLATE ci)")
+        postgres.psql(f"INSERT INTO {name} VALUES {', '.join(stored)}")
+        folder = tmp_path / name
+        folder.mkdir()
+        made = _through_postgres(folder, postgres, name, ["sex", "disease"], rules)
+        assert made.exit_code == 0, made.output
+        released.append(postgres.psql(f"COPY ({(folder / 'release.sql').read_text()}) TO STDOUT").splitlines())
+        postgres.copy_out((folder / "release.verify.sql").read_text(), folder / "check.csv")
+        assert (folder / "check.csv").read_text().splitlines()[1].endswith(",t")
+    expected = ["F\tcold", "F\tflu", "M\tFlu", "M\tflu", "m\tFlu", "m\tflu"]
+    assert released == [expected, expected], released
+
+
+def test_doubles_postgres_writes_alike_are_refused_before_they_are_banded(tmp_path, postgres):
+    """Was (review D of the ninety-seventh round): under extra_float_digits = 0 (Postgres's default
+    before version 12) 39.99999999999999 and 40.0 are both written '40'; the histogram counted them as
+    one text, the bands were cut from it, so 39.99999999999999 was released as [40, 45), and the
+    verification, measuring the released labels, said ok. Now the histogram counts each text group's
+    distinct values, exported exactly even as CSV, and a group of more than one is refused. Oracle:
+    Postgres itself writes both doubles '40' under that setting (asserted first)."""
+    postgres.psql("CREATE TABLE lossy(age float8, disease TEXT)")
+    postgres.psql("INSERT INTO lossy VALUES (39.99999999999999, 'flu'), (39.99999999999999, 'cold'), (40, 'flu'), "
+                  "(40, 'cold'), (36, 'flu'), (36, 'cold'), (41, 'flu'), (41, 'cold')")
+    as_before_12 = "SET extra_float_digits = 0; "
+    written = postgres.psql(f"{as_before_12}COPY (SELECT DISTINCT age::text FROM lossy WHERE age BETWEEN 39 AND 40) "
+                            "TO STDOUT")
+    assert written.splitlines() == ["40"]
+    spec = tmp_path / "wh.toml"
+    spec.write_text('[source]\nformat = "warehouse"\ntable = "lossy"\ndialect = "postgres"\n'
+                    f'columns = ["age", "disease"]\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nage = { bands = [5, 10] }\n' + DISTINCT_2,
+                    encoding="utf-8")
+    (tmp_path / "h.csv").write_text(postgres.psql(f"{as_before_12}COPY ({invoke('sql', spec).stdout}) TO STDOUT "
+                                                  "WITH CSV HEADER"), encoding="utf-8")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec, "--node", "age=1")
+    assert made.exit_code == 2, made.output
+    told = " ".join(made.output.split())
+    assert ("1 text of column 'age' stands for several values ('__sqlclose_typed_distinct_q0' counts more than 1): "
+            "the warehouse writes those values alike") in told and "extra_float_digits = 1" in told, told
+    assert "39.9" not in told
+    assert not (tmp_path / "release.sql").exists()

@@ -131,3 +131,64 @@ def test_an_export_partitioned_by_a_column_is_checked_as_its_readers_take_it(mad
     assert faithful.exit_code == 0, faithful.output
     tampered = invoke("check", cut, "--against", report, "--spec", spec)
     assert tampered.exit_code == 4 and "min_class_size" in tampered.output, tampered.output
+
+
+def _warehouse_release_of(tmp_path, dialect: str, column: str, rule: str, texts: dict, kind: str):
+    """A warehouse release at level 0 of ``column`` as a warehouse of ``dialect`` makes it: DuckDB plays
+    the warehouse, its text of the column (``CAST(… AS TEXT)`` in both queries) replaced by the
+    dialect's (``texts``: value → text, from its documentation); each value with 'a' and 'b', twice
+    (classes of 4). The released table is exported as Parquet."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE t({column} {kind}, s VARCHAR)")
+    for value in texts:
+        for s in "ab":
+            con.execute(f"INSERT INTO t VALUES (CAST(? AS {kind}), ?), (CAST(? AS {kind}), ?)", [value, s, value, s])
+    as_text = {duckdb.execute(f"SELECT CAST(CAST(? AS {kind}) AS VARCHAR)", [v]).fetchall()[0][0]: t
+               for v, t in texts.items()}
+    con.create_function("warehouse_text", lambda x: as_text[x], ["VARCHAR"], "VARCHAR")
+    spec = warehouse_spec(tmp_path, "t", [column, "s"], f"[privacy]\nk = 4\n[quasi_identifiers]\n{column} = "
+                          f"{{ {'bands = [5, 10]' if rule == 'bands' else 'dates = true'} }}\n[sensitive.s]\n"
+                          "distinct_l = 2\n", dialect=dialect)
+    cast = f'CAST("src"."{column}" AS TEXT)'
+    spelled = f'warehouse_text(CAST("src"."{column}" AS VARCHAR))'
+    query = invoke("sql", spec, "--dialect", "duckdb").output
+    assert cast in query
+    con.execute(f"COPY ({query.replace(cast, spelled)}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec, "--node", f"{column}=0",
+                  "--dialect", "duckdb")
+    assert made.exit_code == 0, made.output
+    release = (tmp_path / "release.sql").read_text()
+    assert cast in release
+    con.execute(f"COPY ({release.replace(cast, spelled)}) TO '{tmp_path / 'released.parquet'}' (FORMAT PARQUET)")
+    con.close()
+    return tmp_path / "released.parquet", tmp_path / "release.sql.report.json"
+
+
+@pytest.mark.parametrize("dialect, column, rule, texts, kind", [
+    ("trino", "age", "bands", {"29": "2.9E1", "35": "3.5E1", "41": "4.1E1"}, "DOUBLE"),
+    ("snowflake", "d", "dates", {"2024-05-17 08:30:00": "2024-05-17 08:30:00.000",
+                                 "2024-06-01 10:00:00": "2024-06-01 10:00:00.000"}, "TIMESTAMP"),
+])
+def test_a_faithful_export_of_a_typed_column_at_level_0_passes_its_check(tmp_path, dialect, column, rule, texts,
+                                                                         kind):
+    """Was (review D of the ninety-seventh round): `check --against` and `report --release` refused a
+    faithful export when a DOUBLE or TIMESTAMP quasi-identifier was released at level 0: the report's
+    labels are the warehouse's text ('2.9E1' from Trino's CAST of a DOUBLE, '2024-05-17 08:30:00.000'
+    from Snowflake's of a TIMESTAMP_NTZ), the file holds the values, read back as 29.0 and 2024-05-17
+    08:30:00. Labels of a warehouse report's level-0 column are now read as values of the file
+    column's type. Oracle: the release built by hand from the values; the same file with one value
+    changed (a row of 29 made 30) is still refused, its labels differing."""
+    released, report = _warehouse_release_of(tmp_path, dialect, column, rule, texts, kind)
+    checked = invoke("check", released, "--against", report)
+    assert checked.exit_code == 0, checked.output
+    page = invoke("report", report, "--release", released, "--html", tmp_path / "page.html")
+    assert page.exit_code == 0, page.output
+    first = next(iter(texts))
+    other = "2024-05-17 08:31:00" if kind == "TIMESTAMP" else "30"
+    changed = tmp_path / "changed.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * REPLACE (CASE WHEN {column} = CAST('{first}' AS {kind}) THEN "
+                             f"CAST('{other}' AS {kind}) ELSE {column} END AS {column}) FROM '{released}') TO "
+                             f"'{changed}' (FORMAT PARQUET)")
+    refused = invoke("check", changed, "--against", report)
+    assert refused.exit_code == 4 and f"generalization.{column}.labels" in refused.output, refused.output

@@ -136,3 +136,32 @@ def test_a_nocase_sensitive_column_with_a_stand_in_is_verified_byte_for_byte(tmp
     assert r.exit_code == 0, r.output
     _, verify = release_in_warehouse(db, tmp_path)
     assert verify["min_distinct_s0"] == 3 and verify["ok"] is True, verify
+
+
+def test_rows_differing_only_in_case_are_released_in_byte_order_whatever_the_storage_order(tmp_path):
+    """Was (review D of the ninety-seventh round): the release's ORDER BY sorted a column released as
+    it is (sex at level 0, the sensitive disease) under its NOCASE collation, where 'M' = 'm' and
+    'flu' = 'Flu': rows differing only there came out in the table's storage order, which the
+    release must not tell. Now each such key is followed by its text byte for byte. Oracle: the same
+    rows stored in two orders give one release, the rows sorted by hand in byte order (uppercase first)."""
+    rows = [("M", "flu"), ("m", "Flu"), ("M", "Flu"), ("m", "flu"), ("F", "flu"), ("F", "cold")]
+    expected = [("F", "cold"), ("F", "flu"), ("M", "Flu"), ("M", "flu"), ("m", "Flu"), ("m", "flu")]
+    body = SEX_K2.replace('["M", "F"]', '["M", "m", "F"]') + "[sensitive.disease]\ndistinct_l = 2\n"
+    released = []
+    for name, stored in (("forward", rows), ("reversed", rows[::-1])):
+        folder = tmp_path / name
+        folder.mkdir()
+        db = folder / "wh.duckdb"
+        con = duckdb.connect(str(db))
+        con.execute("CREATE TABLE t(sex VARCHAR COLLATE NOCASE, disease VARCHAR COLLATE NOCASE)")
+        con.executemany("INSERT INTO t VALUES (?, ?)", stored)
+        con.close()
+        spec = warehouse_spec(folder, "t", ["sex", "disease"], body)
+        histogram_in_warehouse(db, spec, folder / "h.parquet")
+        r = invoke("anonymize", "--histogram", folder / "h.parquet", spec, "--node", "sex=0")
+        assert r.exit_code == 0, r.output
+        con = duckdb.connect(str(db))
+        released.append(con.execute((folder / "release.sql").read_text()).fetchall())
+        assert con.execute((folder / "release.verify.sql").read_text()).fetchone()[-1] is True
+        con.close()
+    assert released == [expected, expected], released

@@ -66,17 +66,20 @@ class ReleaseFigures:
     min_class_size: int = 0
     squared_sizes: int = 0  # Σ class size²
     labels: Mapping[str, LabelFigures] | None = None
+    labels_read: Mapping[str, list[str]] | None = None  # ``release_figures``' ``read_labels``, as the file's values
 
 
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
                     level_labels: Mapping[str, LevelLabels], shown: int, *,
                     table: str | None = None, engine: Engine | None = None,
-                    several_levels: bool = False, label_rows: Collection[str] = ()) -> ReleaseFigures:
+                    several_levels: bool = False, label_rows: Collection[str] = (),
+                    read_labels: Mapping[str, Sequence[str]] | None = None) -> ReleaseFigures:
     """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
     the columns are given: the other figures would be read from columns that are not the report's.
     ``several_levels``: a release whose classes sit at several levels of a column (GAA), whose
     classes per level are counted where the level labels are given (not for a mask rule's).
-    ``label_rows``: the columns whose rows per label are counted (one more query each)."""
+    ``label_rows``: the columns whose rows per label are counted (one more query each). ``read_labels``:
+    labels of columns released as they are, each read as a value of the file's column (``_read_as_values``)."""
     given = engine
     with leaves_as_found(given):
         opened = open_source(source, engine, FileRead(table=table))
@@ -94,10 +97,41 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             counted = _rows_by_label(engine, relation, [name for name in qis if name in label_rows])
             labels = {name: replace(f, rows_by_label=counted[name]) if name in counted else f
                       for name, f in labels.items()}
-            return ReleaseFigures(columns, labels=labels, **sizes)
+            read = _read_as_values(engine, relation, read_labels or {})
+            return ReleaseFigures(columns, labels=labels, labels_read=read, **sizes)
         finally:
             if given is None:
                 engine.close()
+
+
+def _read_as_values(engine: Engine, relation: exp.Expression,
+                    labels: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Per column of ``labels`` that is no text in the file, its labels cast to the column's type and
+    written as the file's values are (``CAST(… AS VARCHAR)``, as ``_label_figures`` reads them): a
+    warehouse's report labels a value released as it is by the warehouse's text ('2.9E1' from Trino,
+    '2024-05-17 08:30:00.000' from Snowflake), which the exported file holds as the value (29.0). A
+    column whose label does not cast is left out (compared as written)."""
+    schema = engine.schema(relation)
+    out: dict[str, list[str]] = {}
+    for name, texts in labels.items():
+        kind = schema.field(name).type
+        if not texts or pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            continue
+        held = engine.fetch_row(exp.select(exp.Anonymous(this="typeof", expressions=[q.col(name)]).as_("t"))
+                                .from_(relation.copy()).limit(1))["t"]
+        if held is None:
+            continue
+        try:
+            typed = exp.DataType.build(held, dialect="duckdb")
+        except Exception:  # noqa: BLE001 - a type sqlglot cannot spell: the labels are compared as written
+            continue
+        row = engine.fetch_row(exp.select(*[
+            exp.cast(exp.TryCast(this=exp.Literal.string(text), to=typed.copy()), "VARCHAR").as_(f"l{i}")
+            for i, text in enumerate(texts)]))
+        read = [row[f"l{i}"] for i in range(len(texts))]
+        if None not in read:
+            out[name] = read
+    return out
 
 
 def _rows_by_label(engine: Engine, relation: exp.Expression,

@@ -37,7 +37,7 @@ from sqlclose.model.frame_rows import (
     pandas_leaves,
 )
 from sqlclose.model.hierarchy_file import FileRows, read_rows
-from sqlclose.model.mending import QUERY, WAREHOUSE
+from sqlclose.model.mending import QUERY, is_warehouse
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
 
@@ -1039,7 +1039,7 @@ def _not_finite(at: ValuesAt | None) -> Refused:
     kind = QUERY if at is None else at.mend
     if kind == QUERY:
         clean = "clean the values (a [source] query may make them NULL)"
-    elif kind == WAREHOUSE:
+    elif is_warehouse(kind):
         clean = ("clean the values in a view over the warehouse table (one that makes them NULL), then run `sqlclose "
                  "sql` again and export the histogram anew")
     else:

@@ -17,8 +17,31 @@ from sqlglot import exp
 QUERY, RELATION, VIEW, PANDAS, ARROW, SPARK_FRAME, WAREHOUSE = (
     "query", "relation", "view", "pandas", "arrow", "spark frame", "warehouse")
 
-WAREHOUSE_CONVERSION = ("a view over the warehouse table, then run `sqlclose sql` again and export the histogram "
-                        "anew (a Postgres export writes ISO dates under SET datestyle = ISO)")
+WAREHOUSE_CONVERSION = "a view over the warehouse table, then run `sqlclose sql` again and export the histogram anew"
+# The session setting that makes a dialect's text of dates ISO, where it has one (BigQuery, Trino, Spark and
+# DuckDB write a DATE as ISO whatever the session: there the view converts the column): Postgres's advice
+# was given for every dialect, a Snowflake user told to SET datestyle.
+ISO_DATES_SESSION = {
+    "postgres": "a Postgres export writes ISO dates under SET datestyle = ISO",
+    "snowflake": "a Snowflake export writes ISO dates under ALTER SESSION SET DATE_OUTPUT_FORMAT = 'YYYY-MM-DD', "
+                 "TIMESTAMP_OUTPUT_FORMAT = 'YYYY-MM-DD HH24:MI:SS'",
+}
+
+
+def warehouse(dialect: str | None) -> str:
+    """The kind of a histogram exported from a warehouse of ``dialect`` (None: not named by the spec)."""
+    return WAREHOUSE if dialect is None else f"{WAREHOUSE}:{dialect}"
+
+
+def is_warehouse(kind: str) -> bool:
+    """Whether ``kind`` is a warehouse's histogram (``warehouse``), of any dialect."""
+    return kind.split(":", 1)[0] == WAREHOUSE
+
+
+def warehouse_conversion(kind: str) -> str:
+    """Where a warehouse's column is converted, with the dialect's session setting for ISO dates if it has one."""
+    session = ISO_DATES_SESSION.get(kind.split(":", 1)[1] if ":" in kind else "")
+    return f"{WAREHOUSE_CONVERSION} ({session})" if session else WAREHOUSE_CONVERSION
 
 
 def mended(kind: str, column: str, sql: str, pandas: str, arrow: str, purpose: str = "") -> str:
@@ -38,6 +61,6 @@ def mended(kind: str, column: str, sql: str, pandas: str, arrow: str, purpose: s
                 f"VIEW … AS {replaced}{purpose})")
     if kind == SPARK_FRAME:
         return f"in the DataFrame first (e.g. df.withColumn({column!r}, F.expr({sql!r})){purpose})"
-    if kind == WAREHOUSE:
-        return f"in {WAREHOUSE_CONVERSION} (e.g. {sql}{purpose})"
+    if is_warehouse(kind):
+        return f"in {warehouse_conversion(kind)} (e.g. {sql}{purpose})"
     return f"in a [source] query (e.g. {sql}{purpose})"

@@ -81,9 +81,18 @@ def typed_copies(spec: Spec) -> dict[str, str]:
     return {name: wh.typed_copy(codes[name]) for name in banded(spec)}
 
 
+def typed_counts(spec: Spec) -> dict[str, str]:
+    """Each banded quasi-identifier with the histogram's column counting its group's distinct values
+    (``wh.typed_values``)."""
+    codes = {c.name: c.code for c in scanned_columns(spec)}
+    return {name: wh.typed_values(codes[name]) for name in banded(spec)}
+
+
 def histogram_columns(spec: Spec) -> list[str]:
     """The histogram's columns, as `sqlclose sql` names them."""
-    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + list(typed_copies(spec).values())
+    copies, counts = typed_copies(spec), typed_counts(spec)
+    return ([c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN]
+            + [column for name in copies for column in (copies[name], counts[name])])
 
 
 def check_warehouse_spec(spec: Spec) -> Source:
@@ -164,10 +173,11 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     types = {**declared, wh.COUNT_COLUMN: "BIGINT"} if csv else {}
     opened = _opened(path, spec, FileRead(types=types, numeric=ordered, histogram=True, exact_names=exact))
     try:
-        _check_columns(opened.engine.schema(opened.relation), spec, label)
+        _check_columns(opened.engine.schema(opened.relation), spec, label, csv=csv)
         _check_counts(opened.engine, opened.relation, label)
         _check_groups(opened.engine, opened.relation, spec, label, csv)
         _check_number_texts(opened.engine, opened.relation, spec, label)
+        _check_typed_copies(opened.engine, opened.relation, spec, label)
     except BaseException:
         opened.engine.close()
         raise
@@ -222,13 +232,24 @@ def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
                    column_types={name: schema.field(copy).type for name, copy in typed_copies(spec).items()})
 
 
-def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool = True) -> None:
+def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool = True, csv: bool = True) -> None:
+    """The histogram's columns are exactly `sqlclose sql`'s (``csv``: its names are a CSV header's, which
+    may be a row of data and are then not listed)."""
     expected = histogram_columns(spec)
     found = schema.names
     missing = [c for c in expected if c not in found]
     extra = [c for c in found if c not in expected]
+    if missing and {c.casefold() for c in missing} <= {c.casefold() for c in found}:
+        # Told for what it is: the message spoke of "a file without a header line" for a Parquet file.
+        which = "its name differs" if len(missing) == 1 else f"the names of {len(missing)} of its columns differ"
+        raise DataError(f"{label} has no column {missing[0]!r}: {which} from those of `sqlclose sql` only in upper and "
+                        "lower case (a warehouse session that folds quoted names: Snowflake under "
+                        "QUOTED_IDENTIFIERS_IGNORE_CASE = TRUE writes ZIP and __SQLCLOSE_COUNT); export the histogram "
+                        "from a session that keeps them as written (ALTER SESSION SET QUOTED_IDENTIFIERS_IGNORE_CASE = "
+                        "FALSE): it must hold exactly the columns of `sqlclose sql` for this spec: "
+                        f"{', '.join(repr(c) for c in expected)}")
     if missing:
-        raise DataError(f"{label} has no column {missing[0]!r} ({columns_told(expected, found)}); it must hold "
+        raise DataError(f"{label} has no column {missing[0]!r} ({columns_told(expected, found, csv)}); it must hold "
                         f"exactly the columns of `sqlclose sql` for this spec: {', '.join(repr(c) for c in expected)}")
     if extra:
         extras = ", ".join(repr(c) for c in extra)
@@ -367,3 +388,45 @@ def _number_spellings(engine: Engine, relation: exp.Expression, names: list[str]
         return []
     row = engine.fetch_row(exp.select(*held).from_(relation.copy()))
     return [{key: row[f"c{i}_{key}"] for key in ("minus_zero", "zero", "minus_nan", "nan")} for i in range(len(names))]
+
+
+def _check_typed_copies(engine: Engine, relation: exp.Expression, spec: Spec, label: str) -> None:
+    """Each banded quasi-identifier's text group holding one value, which its text reads back as. The
+    bands are cut from the text (the lookup the release joins on), so a warehouse writing numbers
+    lossily (Postgres under extra_float_digits = 0: 39.99999999999999 and 40.0 both '40') put
+    39.99999999999999 in [40, 45), and the verification, measuring the released labels, said ok.
+    Refused where a group counts more than one distinct value (values written alike) or, in a float
+    column, its text read as a float is not its value (a text that is not its value: the one value
+    39.99999999999999 written '40'; a CSV export, which writes the value as lossily as the text,
+    cannot tell this one). The values are not shown."""
+    copies, counts = typed_copies(spec), typed_counts(spec)
+    if not copies:
+        return
+    schema = engine.schema(relation)
+    held: list[exp.Expression] = []
+    for i, (name, copy) in enumerate(copies.items()):
+        several = exp.GT(this=exp.TryCast(this=q.col(counts[name]), to=exp.DataType.build("BIGINT")),
+                         expression=exp.Literal.number(1))
+        # an integer's or decimal's text is exact; a float's is the warehouse's choice of digits
+        floating = {pa.float32(): "FLOAT", pa.float64(): "DOUBLE"}.get(schema.field(copy).type)
+        read = exp.TryCast(this=q.as_text(q.col(name)), to=exp.DataType.build(floating)) if floating else q.col(copy)
+        other = exp.not_(exp.NullSafeEQ(this=read, expression=q.col(copy)))
+        def texts(where: exp.Expression, column: str = name) -> exp.Expression:  # the column's texts, not its rows
+            return exp.Count(this=exp.Distinct(expressions=[exp.If(this=where, true=q.col(column))]))
+        held += [texts(several).as_(f"alike_{i}"), texts(other).as_(f"text_{i}")]
+    row = engine.fetch_row(exp.select(*held).from_(relation.copy()))
+    for i, (name, copy) in enumerate(copies.items()):
+        if row[f"alike_{i}"]:
+            n = row[f"alike_{i}"]
+            what = (f"{counted(n, 'text')} of column {name!r} {agreeing(n, 'stands', 'stand')} for several values "
+                    f"({counts[name]!r} counts more than 1): the warehouse writes those values alike")
+        elif row[f"text_{i}"]:
+            n = row[f"text_{i}"]
+            what = (f"{counted(n, 'text')} of column {name!r} {agreeing(n, 'does', 'do')} not read back as the value "
+                    f"{agreeing(n, 'it stands', 'they stand')} for ({copy!r})")
+        else:
+            continue
+        raise DataError(f"{label}: {what}, but its bands are cut from the text, so a value would be labelled with "
+                        "another's band; have the warehouse write the column's numbers exactly (Postgres: SET "
+                        "extra_float_digits = 1, or 3 before version 12, in the sessions that export the histogram "
+                        "and run the release), then run `sqlclose sql` and export again")

@@ -221,7 +221,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
-        mend = mending_kind(source_label, histogram=counts is not None)  # where the user changes a column
+        # where the user changes a column
+        mend = mending_kind(source_label, histogram=counts is not None, dialect=_users_dialect(spec))
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
                                                            source_label, _users_dialect(spec), mend), c)

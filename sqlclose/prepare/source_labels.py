@@ -17,11 +17,12 @@ def callers_table_label(name: object) -> str:
     return f"{_CALLERS_TABLE}{name}"
 
 
-def mending_kind(source_label: str, histogram: bool = False) -> str:
+def mending_kind(source_label: str, histogram: bool = False, dialect: str | None = None) -> str:
     """The kind of source a label names, for where an error tells the user to change a column
-    (``model.mending``): a histogram's is the warehouse's, a file's or a spec query's a [source] query."""
+    (``model.mending``): a histogram's is the warehouse's (of ``dialect``, the spec's), a file's or a
+    spec query's a [source] query."""
     if histogram:
-        return mending.WAREHOUSE
+        return mending.warehouse(dialect)
     kinds = {PANDAS_LABEL: mending.PANDAS, ARROW_LABEL: mending.ARROW, RELATION_LABEL: mending.RELATION,
              SPARK_FRAME_LABEL: mending.SPARK_FRAME}
     if source_label in kinds:

@@ -38,6 +38,7 @@ TYPED_PREFIX = "__sqlclose_typed_"  # a banded quasi-identifier's value in its o
 VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
 BINARY_TEXT = "__SQLCLOSE_BINARY_TEXT"  # a marker ``render`` spells in each dialect (``_binary_text``)
 SORT_TEXT = "__SQLCLOSE_SORT_TEXT"  # likewise (``_sort_text``)
+TIE_TEXT = "__SQLCLOSE_TIE_TEXT"  # likewise (``_tie_text``)
 EXACT_DIV = "__SQLCLOSE_EXACT_DIV"  # likewise (``_exact_div``)
 CLASSED = "__sqlclose_classed"  # the released rows' class keys and counted sensitive values (``ModelCheck``)
 WIDE_INTEGER = "DECIMAL(38, 0)"  # the ordered distance's exact keys (BigQuery: BIGNUMERIC, as sqlglot spells it)
@@ -64,17 +65,29 @@ def typed_copy(code: str) -> str:
     return f"{TYPED_PREFIX}{code}"
 
 
+def typed_values(code: str) -> str:
+    """The histogram's column counting a banded quasi-identifier's distinct values in each text group
+    (``typed_copy`` holds the smallest): two values the warehouse writes alike as text (Postgres
+    under extra_float_digits = 0: 39.99999999999999 and 40.0 both '40') are one group there, cut
+    into one band, and are refused where it counts more than one. A count, not the largest value:
+    a CSV export writes it exactly, where it writes the values as lossily as the text."""
+    return f"{TYPED_PREFIX}distinct_{code}"
+
+
 def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Sequence[str] = ()) -> exp.Expression:
     """The one query the search needs: the scan's GROUP BY, columns named as in the table, and
     the count as ``COUNT_COLUMN``. ``columns`` carry only name and typing (``typed``: an ordered
     sensitive column stays a number); NULLs stay NULL. ``typed``: columns also given in their own
-    type, as ``MIN`` of the group (one value: the group is that value's text), named ``typed_copy``."""
+    type, as ``MIN`` of the group (one value, when the group is that value's text), named
+    ``typed_copy``, and its count of distinct values, ``typed_values``."""
     plain = [q.CodedColumn(c.name, c.name, c.code, c.lookup, typed=c.typed) for c in columns]
     select = in_binary(q.raw_histogram(table, plain, q.Params()))
     select.expressions[-1].set("alias", q.ident(COUNT_COLUMN))
     codes = {c.name: c.code for c in columns}
     for name in typed:
         select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(codes[name]))),
+                               exp.alias_(exp.Count(this=exp.Distinct(expressions=[q.col(name, "src")])),
+                                          q.ident(typed_values(codes[name]))),
                                copy=False)
     return quoted(select)
 
@@ -106,7 +119,9 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
     released = [q.ReleasedQI(dataclasses.replace(lk.coded, lookup=lk.cte), lk.level, 1) for lk in lookups]
     params = q.Params()
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
-    query = inline(sorted_by_text(in_binary(query), kept), params.values)
+    labelled = {lk.coded.name for lk in lookups if lk.labels is not None}
+    as_is = [name for name in columns if name not in labelled]
+    query = inline(with_byte_ties(sorted_by_text(in_binary(query), kept), as_is, kept), params.values)
     for lk in lookups:
         rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
                 + ([exp.Literal.string(label)] if lk.labels is not None else [])
@@ -346,6 +361,42 @@ def sorted_by_text(query: exp.Expression, names: Sequence[str]) -> exp.Expressio
     return query
 
 
+def with_byte_ties(query: exp.Expression, as_is: Sequence[str], kept: Sequence[str]) -> exp.Expression:
+    """``query``'s ORDER BY with each key of a column released as it is (``as_is``: a quasi-identifier
+    at level 0, a sensitive or kept column) followed by that column's text byte for byte
+    (``_tie_text``), as the verification groups it. Under a case-insensitive collation (Snowflake
+    'en-ci', BigQuery 'und:ci', DuckDB NOCASE, a Postgres nondeterministic one) 'M' and 'm' tie in
+    the column's own order, and rows differing only there came out in the table's storage order;
+    under any other they never tie, and the key changes nothing. ``kept``: columns sorted by their
+    text (``sorted_by_text``), whose tie key is built from that text."""
+    order = query.args.get("order")
+    if order is None:
+        return query
+    keys: list[exp.Expression] = []
+    for key in order.expressions:
+        keys.append(key)
+        column = key.this.expressions[0] if _is_marker(key.this, SORT_TEXT) else key.this
+        if isinstance(column, exp.Column) and column.name in as_is:
+            tie = exp.Anonymous(this=TIE_TEXT, expressions=[column.copy(), exp.Boolean(this=column.name in kept)])
+            keys.append(exp.Ordered(this=tie, desc=False, nulls_first=False))
+    order.set("expressions", keys)
+    return query
+
+
+def _is_marker(node: exp.Expression, name: str) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name == name
+
+
+def _tie_text(value: exp.Expression, kept: bool, dialect: str) -> exp.Expression | None:
+    """A released column's text byte for byte, the key that orders rows its own order ties (``with_byte_ties``):
+    BigQuery's kept column as its JSON text (an ARRAY or STRUCT has no cast to STRING); None in Trino,
+    which has no collations (and no cast of a JSON or MAP to text)."""
+    if dialect == "trino":
+        return None
+    text = _sort_text(value, dialect) if kept and dialect == "bigquery" else q.as_text(value)
+    return _binary_text(text, dialect)
+
+
 def _sort_text(value: exp.Expression, dialect: str) -> exp.Expression:
     """A value of any type as a key ``dialect`` can sort: its text where some types have no
     order (Postgres, Spark: a cast to text, which every type has; BigQuery: its JSON text);
@@ -353,8 +404,9 @@ def _sort_text(value: exp.Expression, dialect: str) -> exp.Expression:
     GEOGRAPHY, JSON and MAP; docs/warehouse.md)."""
     if dialect in ("postgres", "spark"):
         return q.as_text(value)
-    if dialect == "bigquery":
-        return exp.Anonymous(this="TO_JSON_STRING", expressions=[value])
+    if dialect == "bigquery":  # TO_JSON_STRING(NULL) is the text 'null', sorted among the values: NULL kept
+        return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                        default=exp.Anonymous(this="TO_JSON_STRING", expressions=[value]))
     return value
 
 
@@ -420,6 +472,8 @@ def render(query: exp.Expression, dialect: str) -> str:
             return _binary_text(node.expressions[0].copy(), dialect)
         if isinstance(node, exp.Anonymous) and node.name == SORT_TEXT:
             return _sort_text(node.expressions[0].copy(), dialect)
+        if _is_marker(node, TIE_TEXT):
+            return _tie_text(node.expressions[0].copy(), node.expressions[1].this, dialect)
         if isinstance(node, exp.Anonymous) and node.name == EXACT_DIV:
             return _exact_div(node.expressions[0].copy(), node.expressions[1].copy(), dialect)
         if dialect == "trino" and _is_infinity(node):  # Trino's cast of text reads 'Infinity', not 'inf'
@@ -427,7 +481,24 @@ def render(query: exp.Expression, dialect: str) -> str:
         return node
 
     # in place: the query was built for this text alone, and a copy of its lookups costs seconds
-    return query.transform(spelled, copy=False).sql(dialect=dialect, pretty=True, copy=False)
+    query = query.transform(spelled, copy=False)
+    for ordered in list(query.find_all(exp.Ordered)):
+        if ordered.this is None:  # a key ``_tie_text`` spells as none (Trino)
+            ordered.pop()
+    if dialect == "snowflake":
+        query = query.transform(_nulls_said, copy=False)
+    return query.sql(dialect=dialect, pretty=True, copy=False)
+
+
+def _nulls_said(node: exp.Expression) -> exp.Expression:
+    """A Snowflake sort key with its NULLS FIRST or LAST written out: sqlglot leaves out the one that is
+    Snowflake's default, but the session's DEFAULT_NULL_ORDERING may change the default, and the
+    release's order (NULLs last) with it."""
+    if not isinstance(node, exp.Ordered):
+        return node
+    key = node.this.sql(dialect="snowflake")
+    direction = "DESC" if node.args.get("desc") else "ASC"
+    return exp.Var(this=f"{key} {direction} NULLS {'FIRST' if node.args.get('nulls_first') else 'LAST'}")
 
 
 def require_dialect(dialect: str) -> None:

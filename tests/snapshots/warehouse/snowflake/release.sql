@@ -43,6 +43,8 @@ FROM (
     "supp"."q0" IS NULL
 ) AS "released"
 ORDER BY
-  "a""b" ASC,
-  "c`d'e" ASC,
-  "x; DROP TABLE t; --" ASC
+  "a""b" ASC NULLS LAST,
+  "c`d'e" ASC NULLS LAST,
+  COLLATE(CAST("c`d'e" AS VARCHAR), 'utf8') ASC NULLS LAST,
+  "x; DROP TABLE t; --" ASC NULLS LAST,
+  COLLATE(CAST("x; DROP TABLE t; --" AS VARCHAR), 'utf8') ASC NULLS LAST

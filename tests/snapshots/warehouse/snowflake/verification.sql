@@ -52,7 +52,9 @@ WITH "__sqlclose_lookup_q0" AS (
   FROM "__sqlclose_released"
 ), "__sqlclose_counts_s0" AS (
   SELECT
-    DENSE_RANK() OVER (ORDER BY "a""b" ASC, "c`d'e" ASC, "__sqlclose_b0" ASC, "__sqlclose_b1" ASC) AS "cls",
+    DENSE_RANK() OVER (
+      ORDER BY "a""b" ASC NULLS LAST, "c`d'e" ASC NULLS LAST, "__sqlclose_b0" ASC NULLS LAST, "__sqlclose_b1" ASC NULLS LAST
+    ) AS "cls",
     "__sqlclose_v" AS "v",
     "__sqlclose_n" AS "n"
   FROM (
@@ -74,7 +76,7 @@ WITH "__sqlclose_lookup_q0" AS (
 ), "__sqlclose_reference_s0" AS (
   SELECT
     "v",
-    ROW_NUMBER() OVER (ORDER BY "sort_key" ASC) AS "pos",
+    ROW_NUMBER() OVER (ORDER BY "sort_key" ASC NULLS LAST) AS "pos",
     CAST("n" AS DOUBLE) / SUM("n") OVER () AS "q",
     "n"
   FROM (
@@ -171,11 +173,11 @@ CROSS JOIN (
       SELECT
         "pos",
         "cq",
-        SUM("cq") OVER (ORDER BY "pos" ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
+        SUM("cq") OVER (ORDER BY "pos" ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
       FROM (
         SELECT
           "pos",
-          CAST(SUM("n") OVER (ORDER BY "pos" ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DECIMAL(38, 0)) AS "cq"
+          CAST(SUM("n") OVER (ORDER BY "pos" ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DECIMAL(38, 0)) AS "cq"
         FROM "__sqlclose_reference_s0" AS "r"
       ) AS "running"
     ), "prefix" AS (
@@ -195,7 +197,7 @@ CROSS JOIN (
         "r"."pos" AS "lo",
         CAST(SUM("c"."n") OVER (
           PARTITION BY "c"."cls"
-          ORDER BY "r"."pos" ASC
+          ORDER BY "r"."pos" ASC NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
         ) AS DECIMAL(38, 0)) AS "c"
       FROM "__sqlclose_counts_s0" AS "c"
@@ -212,7 +214,10 @@ CROSS JOIN (
         "st"."cls" AS "cls",
         "st"."lo" AS "lo",
         COALESCE(
-          LEAD("st"."lo") OVER (PARTITION BY "st"."cls" ORDER BY "st"."lo" ASC, "st"."c" ASC) - 1,
+          LEAD("st"."lo") OVER (
+            PARTITION BY "st"."cls"
+            ORDER BY "st"."lo" ASC NULLS LAST, "st"."c" ASC NULLS LAST
+          ) - 1,
           "d"."m" - 1
         ) AS "hi",
         "st"."c" AS "c",
@@ -270,7 +275,10 @@ CROSS JOIN (
           "s",
           "total",
           "m",
-          SUM(1 - "kind") OVER (ORDER BY "key" ASC, "kind" ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "below"
+          SUM(1 - "kind") OVER (
+            ORDER BY "key" ASC NULLS LAST, "kind" ASC NULLS LAST
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+          ) AS "below"
         FROM "sorted"
       ) AS "counted"
       WHERE
