@@ -18,7 +18,7 @@ import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -495,21 +495,8 @@ class SparkEngine(Engine):
         pairs = exp.select(exp.alias_(text, "t"), exp.alias_(exp.Min(this=micros), "us")) \
             .from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_()) \
             .group_by(text.copy()).having(one)
-        mapped = self.create_temp_table(self.temp_name("instants"), pairs)  # cached: its texts the session's
-        given = self.temp_name("instant_texts")
-        self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
-        try:
-            named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
-            query = exp.select(exp.alias_(exp.Coalesce(this=named, expressions=[exp.column("t", "g")]), "t")) \
-                .from_(exp.alias_(_table(given), "g")).join(
-                exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
-                join_type="left").order_by(exp.column("i", "g"))
-            with self.texts_in_utc() if utc else nullcontext():
-                found = self.fetch(query)
-        finally:
-            self.unregister(given)
-            self.unregister(mapped.name)
-        return found.column("t").to_pylist()
+        named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
+        return self._texts_renamed(texts, pairs, named, utc)
 
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:
