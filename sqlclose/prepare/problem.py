@@ -56,7 +56,7 @@ from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.nested_columns import refuse_nested_models
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL, mending_kind
+from sqlclose.prepare.source_labels import mending_kind
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
@@ -459,20 +459,18 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
 
 def _in_the_source(source_label: str, name: str, fix: str | None = None) -> str:
     """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
-    given (neither takes a [source] query, which the message had named), in a relation or a view of a
-    caller's table in their SQL (``model.mending``), else in a [source] query."""
-    fix = fix or minus_zero_made_zero(name)
+    given (neither takes a [source] query, which the message had named; both fixes said, in pandas' or
+    pyarrow's own call), else in the SQL its source takes (``model.mending``: a [source] query, a
+    relation's or a view of a caller's table, a Spark DataFrame's expression)."""
     kind = mending_kind(source_label)
-    if kind in (mending.RELATION, mending.VIEW, mending.SPARK_FRAME):
-        sql, _, effect = fix.partition(", which ")  # the expression, then what it does
-        return mending.mended(kind, name, sql, "", "", f", which {effect}")
-    if source_label == PANDAS_LABEL:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
+    if kind == mending.PANDAS:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
         return (f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0; a NaN: "
                 f"df[{name!r}] = df[{name!r}].astype('float64'), which reads NaN as missing)")
-    if source_label == ARROW_LABEL:
+    if kind == mending.ARROW:
         return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
                 "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
-    return f"in a [source] query (e.g. {fix})"
+    sql, _, effect = (fix or minus_zero_made_zero(name)).partition(", which ")  # the expression, then what it does
+    return mending.mended(kind, name, sql, "", "", f", which {effect}")
 
 
 def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
