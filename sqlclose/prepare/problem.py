@@ -221,10 +221,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
-        mend = mending_kind(source_label, histogram=counts is not None)  # where the user changes a column
+        source_kind = mending_kind(source_label, histogram=counts is not None)  # where the user changes a column
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec), mend), c)
+                                                           source_label, _users_dialect(spec), source_kind), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
