@@ -26,10 +26,10 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value, unread_value_fixes
-from sqlclose.engine.listing import hidden_name
 from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
+from sqlclose.model.hidden_parts import hidden_name
 from sqlclose.model.spec import DECIMAL_TYPE
 from sqlclose.model.text import agreeing, counted, named
 
@@ -669,7 +669,7 @@ class SparkEngine(Engine):
 
     def _readable(self, path: Path) -> str:
         """The path Spark is handed for the file ``path``, literal. Spark's file listing skips a name
-        starting with ``_`` or ``.`` (``listing.hidden_name``) even when the file itself is named, so
+        starting with ``_`` or ``.`` (``model.hidden_parts.hidden_name``) even when the file itself is named, so
         ``_q.parquet`` failed ("Unable to infer schema") or read no rows where DuckDB reads it: such a
         file is read through a link of a visible name in a folder of the engine's, removed on close.
         Only a file named (or spelled by a pattern) is given: a folder's leftovers are never listed."""
