@@ -57,7 +57,8 @@ class LeafAdvice:
         if told is None:
             return ""
         form, kind = told
-        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded, form != "floating", leaves))
+        written = form != "floating"  # a DECIMAL's or a text's read as written, not as a number
+        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded, written=written, leaves=leaves))
         return whole_numbers_hint(int(found["n"] or 0), kind, self._cast(column), form)
 
     def _cast(self, column: str) -> str:
