@@ -592,10 +592,10 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
                         f"{agreeing(len(values), 'is', 'are')} not in its domain as read (the values are not shown: a "
                         "sensitive value is what a release protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
-    # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
-    # stand-in is the spec's text, and a NULL among the values would be a fact of the data.
-    raise DataError(told + _stand_in_no_leaf(c.null_value, hierarchy) + _sensitive_whole_numbers(reader, c, hierarchy,
-                                                                                                  advice))
+    # The stand-in told from the spec and the hierarchy alone, whether or not the column holds a NULL:
+    # it is the spec's text, and a NULL among the values would be a fact of the data.
+    told += _stand_in_no_leaf(c.null_value, hierarchy)
+    raise DataError(told + _sensitive_whole_numbers(reader, c, hierarchy, advice))
 
 
 def _sensitive_whole_numbers(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy,
