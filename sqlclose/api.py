@@ -130,12 +130,7 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
     try:
         timings = {}
         checkpoint("scan")
-        rows_key = key if key is not None or not opened.live else secrets.token_hex(16)
-        problem = prepare(engine, opened.relation, spec, opened.label, rows_key,
-                          names_may_be_data=opened.names_may_be_data)
-        searched = _searched_rows(opened, problem, rows_key)
-        if rows_key is not key:
-            problem.fingerprint = None  # under the run's own key: the report records none without the operator's
+        problem, searched = _prepared(opened, spec, key)
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_before_search(spec, problem, *output)
@@ -190,17 +185,25 @@ def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tu
     return _standing_for(unsearched, chosen)
 
 
-def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
-    """A source its owner may change while the release is open, fingerprinted under ``key`` (the
-    operator's, else one of this run's own) at ``prepare``'s first pass, before it read a row (its
-    writes and ``to_arrow`` refuse other rows). Without the operator's key it was fingerprinted after
-    the scan, as the release's writes were checked against it: a table changed during the scan was
-    searched on one set of rows and published from another (ninety-seventh round). A source of files
-    (a Parquet file, folder or pattern, a CSV, a database file): their stamps as the source was
-    opened, before a row was read (``Opened.stamps``), a change since refused alike."""
-    if not opened.live:
-        return SearchedRows(opened.relation, "", None, dict(opened.stamps)) if opened.stamps else None
-    return SearchedRows(opened.relation, key or "", problem.fingerprint)
+def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, SearchedRows | None]:
+    """``prepare``'s problem, and the rows it searched, as the release's writes and ``to_arrow`` check
+    them (``SearchedRows``). A source its owner may change while the release is open (``Opened.live``)
+    is fingerprinted at ``prepare``'s first pass, before a row is read, under the operator's ``key``,
+    else one of this run's own, whose fingerprint the report does not record. Without the operator's
+    key it was fingerprinted after the scan: a table changed during the scan was searched on one set
+    of rows and published from another (ninety-seventh round). A source of files (a Parquet file,
+    folder or pattern, a CSV, a database file): their stamps as the source was opened, before a row
+    was read (``Opened.stamps``), a change since refused alike."""
+    rows_key = key if key is not None or not opened.live else secrets.token_hex(16)
+    problem = prepare(opened.engine, opened.relation, spec, opened.label, rows_key,
+                      names_may_be_data=opened.names_may_be_data)
+    if opened.live:
+        searched = SearchedRows(opened.relation, rows_key, problem.fingerprint)
+    else:
+        searched = SearchedRows(opened.relation, "", None, dict(opened.stamps)) if opened.stamps else None
+    if rows_key is not key:
+        problem.fingerprint = None  # under the run's own key: the report records none without the operator's
+    return problem, searched
 
 
 def _at_given(release: Release, levels: tuple[int, ...]) -> Release:

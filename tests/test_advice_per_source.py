@@ -166,3 +166,35 @@ def test_a_nested_quasi_identifier_of_a_table_or_relation_is_told_the_pick_it_ru
     said = _refused(con.sql("SELECT * FROM t"), spec)
     assert "[source] query" not in said and "select the field or item you mean in the relation first" in said, said
     assert sorted(v for (v,) in con.sql(_example(said).replace("…", "t")).select(column).fetchall()) == expected
+
+
+def test_the_float_leaf_cast_is_told_to_a_relation_and_a_callers_table_as_their_other_advice():
+    """A DOUBLE column of whole numbers against a hierarchy's whole-number leaves, from a relation and
+    from a (connection, table): the cast is said as the dates rule's and -0.0's advice says it for the
+    same sources (``model.mending``: "in the relation first (e.g. …)", "in a view of the table on the
+    connection, given as (connection, view) in its place (e.g. CREATE VIEW … AS …)"), where it had
+    its own wording ("…: SELECT …"). Oracle: the statement, run as written, makes a source the run
+    releases, its ages the whole numbers the test wrote."""
+    con = duckdb.connect()
+    ages = [22.0, 27.0, 43.0, 52.0] * 3
+    con.execute("CREATE TABLE t AS SELECT * FROM (SELECT unnest($1) AS age, unnest($2) AS s)",
+                [ages, ["x", "y", "z"] * 4])
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"tree": {"young": ["22", "27"], "old": ["43", "52"]}}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    said = _refused(con.sql("SELECT * FROM t"), spec)
+    assert "cast the column to whole numbers in the relation first (e.g. SELECT * REPLACE (" in said, said
+    fixed = con.sql(_example(_cast_told(said)).replace("…", "t"))
+    with sqlclose.anonymize(fixed, spec) as release:
+        assert release.to_arrow().num_rows == 12
+    said = _refused((con, "t"), spec)
+    assert ("cast the column to whole numbers in a view of the table on the connection, given as (connection, view) "
+            "in its place (e.g. CREATE VIEW … AS SELECT * REPLACE (") in said, said
+    con.execute(_example(_cast_told(said)).replace("CREATE VIEW …", "CREATE VIEW whole").replace("FROM …", "FROM t"))
+    assert sorted(a for (a,) in con.sql("SELECT age FROM whole").fetchall()) == sorted(int(a) for a in ages)
+    with sqlclose.anonymize((con, "whole"), spec) as release:
+        assert release.to_arrow().num_rows == 12
+
+
+def _cast_told(said: str) -> str:
+    """The whole-numbers hint's words, after the tree's own example of a leaf (also "(e.g. …)")."""
+    return said.split("cast the column to whole numbers ", 1)[1]

@@ -226,7 +226,7 @@ def install_signal_handlers_for_help() -> None:
     try:
         install_signal_handlers()
     except KeyboardInterrupt:
-        _fail(_stopped_by(_received[-1] if _received else None), verbose=False)
+        _fail(_the_stop(), verbose=False)
 
 
 def show_warnings_as_lines() -> None:
@@ -293,6 +293,12 @@ def _terminate(signum: int, frame: object) -> None:
     raise _stopped_by(signum)
 
 
+def _the_stop() -> Interrupted:
+    """The stop a KeyboardInterrupt stands for: the last signal received (kept for when DuckDB swallows
+    its exception), else Ctrl-C's."""
+    return _stopped_by(_received[-1] if _received else None)
+
+
 def _stopped_by(signum: int | None) -> Interrupted:
     said = f"stopped by {signal.Signals(signum).name}" if signum else "interrupted"
     return Interrupted(f"{said}; {_outcome[-1]}" if _outcome[-1] else said, signum or signal.SIGINT)
@@ -322,7 +328,7 @@ def _guard(fn: F, outcome: str | None) -> F:
             install_signal_handlers()  # here, in the guard: a stop held until now is told as any other
             return _stopped_when_signalled(fn, args, kwargs)
         except KeyboardInterrupt:
-            _fail(_stopped_by(_received[-1] if _received else None), verbose, as_json)
+            _fail(_the_stop(), verbose, as_json)
         except SqlcloseError as e:
             _fail(e if outcome else _naming_no_output_path(e), verbose, as_json)
         except OSError as e:

@@ -20,7 +20,7 @@ import uuid
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -561,6 +561,28 @@ class Engine(ABC):
         writes as a value's label. A backend whose text of such a value has its offset (DuckDB's)
         returns them as they are."""
         return texts
+
+    def _texts_renamed(self, texts: list[str], pairs: exp.Expression, named: exp.Expression, utc: bool) -> list[str]:
+        """``texts`` (a column's values as the session writes them), each as ``named`` writes its instant,
+        in order: ``pairs`` gives each value's text ``t`` its instant's microseconds ``us``; ``named`` is
+        an expression of ``m.us``, read under ``texts_in_utc`` when ``utc`` (``pairs`` is made a table
+        before that, its texts the session's). A text ``pairs`` lacks (a NULL's stand-in) stays as it
+        is. Shared by the backends' ``instants_in_utc`` and ``instants_as_written``, which match a text
+        to its instant by value, not by reading the text back."""
+        mapped = self.create_temp_table(self.temp_name("instants"), pairs)
+        given = self.temp_name("instant_texts")
+        self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
+        try:
+            query = exp.select(exp.alias_(exp.Coalesce(this=named, expressions=[exp.column("t", "g")]), "t")) \
+                .from_(exp.alias_(exp.Table(this=exp.to_identifier(given, quoted=True)), "g")).join(
+                exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
+                join_type="left").order_by(exp.column("i", "g"))
+            with self.texts_in_utc() if utc else nullcontext():
+                found = self.fetch(query)
+        finally:
+            self.unregister(given)
+            self.unregister(mapped.name)
+        return found.column("t").to_pylist()
 
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod

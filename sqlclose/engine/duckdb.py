@@ -1104,23 +1104,9 @@ class DuckDBEngine(Engine):
         pairs = exp.select(exp.alias_(exp.Cast(this=value, to=exp.DataType.build("VARCHAR")), "t"),
                            exp.alias_(exp.Anonymous(this="EPOCH_US", expressions=[value.copy()]), "us")) \
             .distinct().from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_())
-        mapped = self.create_temp_table(self.temp_name("instants"), pairs)
-        given = self.temp_name("instant_texts")
-        self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
-        try:
-            instant = exp.Cast(this=exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[exp.column("us", "m")]),
-                               to=exp.DataType.build("TIMESTAMPTZ"))
-            utc = exp.Coalesce(this=exp.Cast(this=instant, to=exp.DataType.build("VARCHAR")),
-                               expressions=[exp.column("t", "g")])
-            query = exp.select(exp.alias_(utc, "t")).from_(exp.alias_(_table(given), "g")).join(
-                exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
-                join_type="left").order_by(exp.column("i", "g"))
-            with self.texts_in_utc():
-                found = self.fetch(query)
-        finally:
-            self.unregister(given)
-            self.unregister(mapped.name)
-        return found.column("t").to_pylist()
+        instant = exp.Cast(this=exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[exp.column("us", "m")]),
+                           to=exp.DataType.build("TIMESTAMPTZ"))
+        return self._texts_renamed(texts, pairs, exp.Cast(this=instant, to=exp.DataType.build("VARCHAR")), utc=True)
 
     def _set_session(self, name: str, value: str) -> None:
         assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))

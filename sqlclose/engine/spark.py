@@ -18,7 +18,7 @@ import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +26,10 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value, unread_value_fixes
-from sqlclose.engine.listing import hidden_name
 from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
+from sqlclose.model.hidden_parts import hidden_name
 from sqlclose.model.spec import DECIMAL_TYPE
 from sqlclose.model.text import agreeing, counted, named
 
@@ -495,21 +495,8 @@ class SparkEngine(Engine):
         pairs = exp.select(exp.alias_(text, "t"), exp.alias_(exp.Min(this=micros), "us")) \
             .from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_()) \
             .group_by(text.copy()).having(one)
-        mapped = self.create_temp_table(self.temp_name("instants"), pairs)  # cached: its texts the session's
-        given = self.temp_name("instant_texts")
-        self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
-        try:
-            named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
-            query = exp.select(exp.alias_(exp.Coalesce(this=named, expressions=[exp.column("t", "g")]), "t")) \
-                .from_(exp.alias_(_table(given), "g")).join(
-                exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
-                join_type="left").order_by(exp.column("i", "g"))
-            with self.texts_in_utc() if utc else nullcontext():
-                found = self.fetch(query)
-        finally:
-            self.unregister(given)
-            self.unregister(mapped.name)
-        return found.column("t").to_pylist()
+        named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
+        return self._texts_renamed(texts, pairs, named, utc)
 
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:
@@ -682,7 +669,7 @@ class SparkEngine(Engine):
 
     def _readable(self, path: Path) -> str:
         """The path Spark is handed for the file ``path``, literal. Spark's file listing skips a name
-        starting with ``_`` or ``.`` (``listing.hidden_name``) even when the file itself is named, so
+        starting with ``_`` or ``.`` (``model.hidden_parts.hidden_name``) even when the file itself is named, so
         ``_q.parquet`` failed ("Unable to infer schema") or read no rows where DuckDB reads it: such a
         file is read through a link of a visible name in a folder of the engine's, removed on close.
         Only a file named (or spelled by a pattern) is given: a folder's leftovers are never listed."""

@@ -1036,7 +1036,7 @@ def _literal(x: Decimal) -> exp.Expression:
 def _not_finite(at: ValuesAt | None) -> Refused:
     """Why bands refuse NaN and the infinities, with where to make them NULL as the source given
     takes it (a DataFrame or table takes no [source] query: ``model.mending``)."""
-    kind = QUERY if at is None else at.mend
+    kind = QUERY if at is None else at.source_kind
     if kind == QUERY:
         clean = "clean the values (a [source] query may make them NULL)"
     elif is_warehouse(kind):

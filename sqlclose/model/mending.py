@@ -3,10 +3,10 @@
 A file or a spec's query is changed in a ``[source] query``; but a DataFrame, an Arrow table, a DuckDB
 relation or a caller's ``(connection, table)`` takes none (one beside them is refused), and a
 histogram's rows are the warehouse's. The errors that advise a conversion (the dates rule's, bands
-over NaN, -0.0 beside 0.0, a nested quasi-identifier) say it where the source can take it: in the
-DataFrame or table first (pandas' or pyarrow's own call), in the relation's query, in a view of the
-caller's table given instead of it, in a Spark DataFrame, or in the warehouse (``prepare.source_labels
-.mending_kind`` tells the kind from the source's label).
+over NaN, -0.0 beside 0.0, a nested quasi-identifier, a float column's whole numbers) say it where the
+source can take it: in the DataFrame or table first (pandas' or pyarrow's own call), in the relation's
+query, in a view of the caller's table given instead of it, in a Spark DataFrame, or in the warehouse
+(``prepare.source_labels.mending_kind`` tells the kind from the source's label).
 """
 
 from __future__ import annotations

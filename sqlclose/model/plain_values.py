@@ -72,13 +72,14 @@ def plain_tree(tree: Any, groups: tuple[str, ...] = ()) -> Any:
             labels = group_labels(tree, groups)  # two keys written alike (1 and "1") refused: one key of a dict
             return {label: plain_tree(group, (*groups, label)) for label, group in zip(labels, tree.values())}
         if is_leaf_list(tree):
-            return [plain_leaf(leaf, groups) for leaf in group_leaves(tree, lambda: f"group {_named(groups)}")]
+            return [plain_leaf(leaf, groups) for leaf in group_leaves(tree, lambda: f"group {_group_path(groups)}")]
     except HierarchyError as e:
         raise ValueError(str(e)) from None
     return tree
 
 
-def _named(groups: tuple[str, ...]) -> str:
+def _group_path(groups: tuple[str, ...]) -> str:
+    """A group, its labels from the top, as the tree's own errors name it ('old > 60s', quoted)."""
     return shown(" > ".join(groups) or "(top)")
 
 
@@ -90,6 +91,6 @@ def plain_leaf(leaf: Any, groups: tuple[str, ...] = ()) -> Any:
     ValueError pydantic names the field by), as the tree refuses it."""
     if not isinstance(leaf, np.generic):
         return leaf
-    text = value_text(leaf, f"group {_named(groups)}")
+    text = value_text(leaf, f"group {_group_path(groups)}")
     plain = plain_scalar(leaf)
     return plain if not isinstance(plain, np.generic) and value_text(plain, "leaf") == text else text

@@ -59,7 +59,7 @@ class ValuesAt:
     source: str | None = None
     rows: Sequence[int] | None = None
     dialect: str = "duckdb"
-    mend: str = QUERY  # the kind of source, for where the user changes a column (``model.mending``)
+    source_kind: str = QUERY  # where the user changes a column: a query, a DataFrame, … (``model.mending``)
     number: NumberType | None = None  # the column's number type, when it has one (a condition compares in it)
     column_type: pa.DataType | None = None  # the column's type (None: unknown, taken for text)
 
@@ -86,7 +86,7 @@ class ValuesAt:
         """Where and how the user changes the column, as the source given takes it (``mending.mended``):
         ``sql`` rendered in the user's dialect, ``pandas`` and ``arrow`` the statements for a DataFrame
         ``df`` and an Arrow ``table``."""
-        return mended(self.mend, self.column or "v", self.render(sql), pandas, arrow, purpose)
+        return mended(self.source_kind, self.column or "v", self.render(sql), pandas, arrow, purpose)
 
     def where(self, condition: Condition) -> str:
         """``; they are the rows WHERE …``: how to find the values the error does not show."""

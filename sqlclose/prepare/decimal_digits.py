@@ -32,7 +32,7 @@ _DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
 def refuse_decimals_past_precision(engine: Engine, relation: exp.Expression, label: str) -> None:
     """Raise InputError naming the first DECIMAL column of ``relation`` (read by ``label``) that holds a
     value of more digits than its precision, with how many rows, naming no value."""
-    if not isinstance(engine, DuckDBEngine):  # the engine whose types were checked (column_types)
+    if not isinstance(engine, DuckDBEngine):  # the failures it prevents are DuckDB's, as column_types' names are
         return
     columns = {name: (int(m[1]), int(m[2])) for name, kind in
                engine.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0)).items()

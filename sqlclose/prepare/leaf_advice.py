@@ -17,14 +17,7 @@ from sqlclose.model import mending
 from sqlclose.model.attributes import QI_LISTER, QI_NAMED_BY_ERROR, whole_numbers_hint
 from sqlclose.model.spec import Spec
 from sqlclose.prepare.local_values import ValuesReader
-from sqlclose.prepare.source_labels import (
-    ARROW_LABEL,
-    CALLERS_TABLES,
-    PANDAS_LABEL,
-    RELATION_LABEL,
-    SPARK_FRAME_LABEL,
-    mending_kind,
-)
+from sqlclose.prepare.source_labels import CALLERS_TABLES, mending_kind
 from sqlclose.sql import queries as q
 
 
@@ -64,30 +57,31 @@ class LeafAdvice:
         if told is None:
             return ""
         form, kind = told
-        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded, form != "floating", leaves))
+        written = form != "floating"  # a DECIMAL's or a text's read as written, not as a number
+        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded, written=written, leaves=leaves))
         return whole_numbers_hint(int(found["n"] or 0), kind, self._cast(column), form)
 
     def _cast(self, column: str) -> str:
         """Where and how to cast ``column`` to whole numbers: in the table the caller holds, in the
-        warehouse, else where the file is read (a [source] query, a CSV's declared type)."""
+        warehouse, in a relation's or a caller's table's own SQL (``mending.mended``, as the other
+        advice to change a column says it), else where the file is read (a [source] query, a CSV's
+        declared type)."""
         cast = exp.Cast(this=q.col(column), to=exp.DataType.build("BIGINT"))
-        if self.histogram:
+        kind = mending_kind(self.source_label, self.histogram)
+        if kind == mending.WAREHOUSE:
             return (f"in the warehouse (a view selecting {cast.sql()} AS {q.ident(column).sql()}, as [source] table), "
                     "then run `sqlclose sql` and export the histogram again")
-        if self.source_label == PANDAS_LABEL:
+        if kind == mending.PANDAS:
             return (f"in the DataFrame first: df[{column!r}] = df[{column!r}].astype('Int64') (pandas' integers that "
                     "keep a missing value missing; a missing one is what makes pandas store whole numbers as float64)")
-        if self.source_label == ARROW_LABEL:
+        if kind == mending.ARROW:
             return (f"in the table first: table[{column!r}].cast('int64'), put back with table.set_column (a missing "
                     "value stays missing)")
-        if self.source_label == SPARK_FRAME_LABEL:
+        if kind == mending.SPARK_FRAME:
             return f"in the DataFrame first: df.withColumn({column!r}, df[{column!r}].cast('bigint'))"
+        if kind in (mending.RELATION, mending.VIEW):  # neither takes a [source] query
+            return mending.mended(kind, column, cast.sql("duckdb"), "", "")
         replaced = f"SELECT * REPLACE ({cast.sql('duckdb')} AS {q.ident(column).sql('duckdb')}) FROM …"
-        if self.source_label == RELATION_LABEL:
-            return f"in the relation first: {replaced}"
-        if mending_kind(self.source_label) == mending.VIEW:  # (connection, table): it takes no [source] query
-            return f"in a view of the table on the connection, given as (connection, view) in its place: " \
-                f"CREATE VIEW … AS {replaced}"
         return (f"where it is read: in a [source] query ({replaced}), or, for a CSV file, by declaring its type: "
                 f"[source] types = {{ {json.dumps(column, ensure_ascii=False)} = \"BIGINT\" }}")
 

@@ -31,32 +31,32 @@ def refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str) -> No
         field = schema.field(name)
         held = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
         if pa.types.is_nested(held):
-            kind, fix = _told(name, field, held, mending_kind(source_label))
-            raise DataError(f"column {name!r} in {source_label} is {kind}, nested values, but a {role} is one plain "
+            said, fix = _told(name, field, held, mending_kind(source_label))
+            raise DataError(f"column {name!r} in {source_label} is {said}, nested values, but a {role} is one plain "
                             "value a row (its hierarchy, rule or distance would read the engine's text of the whole "
                             f"value): {fix}")
 
 
-def _told(name: str, field: pa.Field, held: pa.DataType, kind: str) -> tuple[str, str]:
-    """The column's type as said, and what to do, for a source of ``kind``."""
+def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tuple[str, str]:
+    """The column's type as said, and what to do, for a source of ``source_kind`` (``model.mending``)."""
     column = exp.column(name, quoted=True)
     variant = (field.metadata or {}).get(b"ARROW:extension:name") == _VARIANT
     if variant or pa.types.is_union(held):
         said = "a VARIANT" if variant else f"a UNION (of {', '.join(repr(m.name) for m in held)})"
         cast = exp.cast(column, "VARCHAR").sql("duckdb")
-        if kind == mending.QUERY:
+        if source_kind == mending.QUERY:
             where = f"in a [source] query (query = \"SELECT {cast} AS {column.sql('duckdb')}, … FROM …\")"
         else:
-            where = mending.mended(kind, name, cast, f"df[{name!r}] = df[{name!r}].astype(str)",
+            where = mending.mended(source_kind, name, cast, f"df[{name!r}] = df[{name!r}].astype(str)",
                                    "a column of the one type its values hold, made in Python")
         return said, (f"cast it to text {where}, or to the one type its values hold, if the whole of it is what "
                       "tells people apart; else leave it out (others = \"drop\", or list it under identifiers)")
-    if kind == mending.QUERY:
+    if source_kind == mending.QUERY:
         return str(field.type), ("select the field or item you mean in a [source] query (query = \"SELECT zip.code AS "
                                  "zip, … FROM …\"), or cast the value to text there if the whole of it is what tells "
                                  "people apart")
     picked, pandas, arrow = _picked(name, column, held)
-    where = mending.mended(kind, name, picked.sql("duckdb"), pandas, arrow)
+    where = mending.mended(source_kind, name, picked.sql("duckdb"), pandas, arrow)
     return str(field.type), (f"select the field or item you mean {where}, or its text if the whole of it is what "
                              "tells people apart")
 

@@ -56,7 +56,7 @@ from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.nested_columns import refuse_nested_models
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL, mending_kind
+from sqlclose.prepare.source_labels import mending_kind
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
@@ -221,11 +221,11 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
-        # where the user changes a column
-        mend = mending_kind(source_label, histogram=counts is not None, dialect=_users_dialect(spec))
+        source_kind = mending_kind(source_label, histogram=counts is not None,  # where the user changes a column
+                                   dialect=_users_dialect(spec))
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec), mend), c)
+                                                           source_label, _users_dialect(spec), source_kind), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -460,20 +460,18 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
 
 def _in_the_source(source_label: str, name: str, fix: str | None = None) -> str:
     """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
-    given (neither takes a [source] query, which the message had named), in a relation or a view of a
-    caller's table in their SQL (``model.mending``), else in a [source] query."""
-    fix = fix or minus_zero_made_zero(name)
+    given (neither takes a [source] query, which the message had named; both fixes said, in pandas' or
+    pyarrow's own call), else in the SQL its source takes (``model.mending``: a [source] query, a
+    relation's or a view of a caller's table, a Spark DataFrame's expression)."""
     kind = mending_kind(source_label)
-    if kind in (mending.RELATION, mending.VIEW, mending.SPARK_FRAME):
-        sql, _, effect = fix.partition(", which ")  # the expression, then what it does
-        return mending.mended(kind, name, sql, "", "", f", which {effect}")
-    if source_label == PANDAS_LABEL:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
+    if kind == mending.PANDAS:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
         return (f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0; a NaN: "
                 f"df[{name!r}] = df[{name!r}].astype('float64'), which reads NaN as missing)")
-    if source_label == ARROW_LABEL:
+    if kind == mending.ARROW:
         return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
                 "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
-    return f"in a [source] query (e.g. {fix})"
+    sql, _, effect = (fix or minus_zero_made_zero(name)).partition(", which ")  # the expression, then what it does
+    return mending.mended(kind, name, sql, "", "", f", which {effect}")
 
 
 def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
@@ -595,10 +593,10 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
                         f"{agreeing(len(values), 'is', 'are')} not in its domain as read (the values are not shown: a "
                         "sensitive value is what a release protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
-    # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
-    # stand-in is the spec's text, and a NULL among the values would be a fact of the data.
-    raise DataError(told + _stand_in_no_leaf(c.null_value, hierarchy) + _sensitive_whole_numbers(reader, c, hierarchy,
-                                                                                                  advice))
+    # The stand-in told from the spec and the hierarchy alone, whether or not the column holds a NULL:
+    # it is the spec's text, and a NULL among the values would be a fact of the data.
+    told += _stand_in_no_leaf(c.null_value, hierarchy)
+    raise DataError(told + _sensitive_whole_numbers(reader, c, hierarchy, advice))
 
 
 def _sensitive_whole_numbers(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy,

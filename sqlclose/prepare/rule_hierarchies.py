@@ -32,9 +32,9 @@ def distinct_values(reader: ValuesReader, c: q.CodedColumn, numbers: bool = True
 
 def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,
                  source_label: str | None = None, dialect: str | None = None,
-                 mend: str = ValuesAt.mend) -> Hierarchy:
+                 source_kind: str = ValuesAt.source_kind) -> Hierarchy:
     """``source_label``, ``dialect`` (the SQL the user writes: the engine's, a warehouse's) and
-    ``mend`` (the kind of source, for where the user changes a column: ``model.mending``) are for the
+    ``source_kind`` (the kind of source, for where the user changes a column: ``model.mending``) are for the
     errors counting the values a rule refuses."""
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
@@ -48,7 +48,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
-    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, mend,
+    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, source_kind,
                   NumberType.of(column_type), column_type)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()

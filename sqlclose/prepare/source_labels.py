@@ -1,5 +1,6 @@
 """How messages name an in-memory source (its label), shared by the modules that read one and
-those whose messages say what to do with it."""
+those whose messages say what to do with it; and the kind of source a label names, for where such a
+message says to change a column (``mending_kind``)."""
 
 from sqlclose.model import mending
 

@@ -100,11 +100,10 @@ class GaaRelease(Release):
     def _mapping(self) -> pa.Table:
         """The mapping the release query joins to: the labels as written (``_written_instants``)."""
         mapping = release_mapping(self.gaa_run.data, self.gaa_run.result)
-        for j, written in self._written_instants().items():
+        for j in self._written_instants():
             name = f"q{j}_label"
             levels = mapping.column(f"q{j}_level").to_pylist()
-            labels = [written.get(text, text) if level == 0 else text
-                      for text, level in zip(mapping.column(name).to_pylist(), levels)]
+            labels = [self._as_written(j, level, text) for text, level in zip(mapping.column(name).to_pylist(), levels)]
             mapping = mapping.set_column(mapping.column_names.index(name), name, pa.array(labels, pa.string()))
         return mapping
 
@@ -127,6 +126,11 @@ class GaaRelease(Release):
                 if changed:
                     self._instants[j] = changed
         return self._instants
+
+    def _as_written(self, j: int, level: int, label: str) -> str:
+        """Quasi-identifier ``j``'s ``label`` at ``level`` as the file holds it: a leaf's instant as GAA
+        writes it (``_written_instants``), any other label as it is."""
+        return self._written_instants().get(j, {}).get(label, label) if level == 0 else label
 
     def _as_leaves(self, written: exp.Expression) -> exp.Expression:
         """The written file with each instant's written text (``_written_instants``) read as its leaf,
@@ -223,10 +227,8 @@ class GaaRelease(Release):
             h = qi.hierarchy
             levels = result.levels[first, j]
             labels = result.labels[first, j]
-            written = self._written_instants().get(j, {})  # an instant's label as the file holds it
             pairs = [(int(lv), h.labels(int(lv))[int(i)]) for lv, i in zip(levels, labels)]
-            used = shown_labels([(lv, written.get(text, text) if lv == 0 else text) for lv, text in pairs],
-                                types.get(qi.name))
+            used = shown_labels([(lv, self._as_written(j, lv, text)) for lv, text in pairs], types.get(qi.name))
             per_level = {str(int(lv)): int(n) for lv, n in zip(*np.unique(levels, return_counts=True))}
             out[qi.name] = Generalization(level=None, levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=bool((levels == h.levels - 1).all()),

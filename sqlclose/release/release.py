@@ -90,7 +90,8 @@ class SearchedRows:
     key: str = field(repr=False)
     fingerprint: str | None  # None: a source of files read where they lie, told changed by ``stamps`` alone
     # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
-    # the source was opened (``Opened.stamps``): device, inode, size and modification time. One replaced
+    # the source was opened (``Opened.stamps``): a file's device, inode, size and modification time, a
+    # folder's the paths and stamps of its table's files (``file_stamps.folder_stamp``). One replaced
     # before the write was published, its rows never judged, under a report that vouched for the old one
     # (review of the sixty-fourth round); one replaced during the scan, before they were stamped after
     # it, too (the ninety-sixth round's: model/file_stamps.py).
