@@ -196,7 +196,8 @@ def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, Sea
     was read (``Opened.stamps``), a change since refused alike."""
     rows_key = key if key is not None or not opened.live else secrets.token_hex(16)
     problem = prepare(opened.engine, opened.relation, spec, opened.label, rows_key,
-                      names_may_be_data=opened.names_may_be_data)
+                      names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
+                      given_path=opened.given_path)
     if opened.live:
         searched = SearchedRows(opened.relation, rows_key, problem.fingerprint)
     else:
@@ -391,7 +392,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label,
-                          names_may_be_data=opened.names_may_be_data)
+                          names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
+                          given_path=opened.given_path)
         if as_run:
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         from sqlclose.prepare.plan import describe_problem
@@ -462,7 +464,8 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
     opened = open_for(source, alone, None)
     try:
         relation = _without_dropped_rows(opened, spec, column)
-        problem = prepare(opened.engine, relation, alone, opened.label, names_may_be_data=opened.names_may_be_data)
+        problem = prepare(opened.engine, relation, alone, opened.label, names_may_be_data=opened.names_may_be_data,
+                          source_kind=opened.kind, given_path=opened.given_path)
         return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
     finally:
         opened.engine.close()
@@ -515,11 +518,14 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     made = spec_engine(spec.engine, source) if engine is None else None
     try:
-        return open_source(source, engine or made, FileRead.of(spec.source, numeric), _released_by(spec))
+        opened = open_source(source, engine or made, FileRead.of(spec.source, numeric), _released_by(spec))
     except BaseException:
         if made is not None:
             made.close()
         raise
+    if isinstance(source, (str, Path)):  # in place of the spec's [source]
+        opened.given_path = Path(source).expanduser()
+    return opened
 
 
 def _released_by(spec: Spec) -> Callable[[str], bool]:

@@ -442,12 +442,16 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] 
     with leaves_as_found(engine):  # a caller's engine: what the sweep made there goes at its end
         opened = api.open_for(source, spec, engine)
         try:
+            opened.keep_rows()  # a caller's table is read where it lives, at every pass of prepare
             problem = prepare(opened.engine, opened.relation, spec, opened.label,
-                              names_may_be_data=opened.names_may_be_data)
-            # The runs read the histogram prepare made, never the source again: a file replaced while
-            # prepare read it in several passes (values, histogram) gives figures of two inputs.
-            opened.refuse_changed("while the sweep read it", "its figures would mix rows of the file before and "
-                                  "after; run the sweep again on the source as it is now")
+                              names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
+                              given_path=opened.given_path)
+            # The runs read the histogram prepare made, never the source again: a file replaced, or a
+            # caller's table changed, while prepare read it in several passes (values, histogram) gives
+            # figures of two inputs.
+            opened.refuse_changed("while the sweep read it", "its figures would mix rows of the source before and "
+                                  "after; run the sweep again on the source as it is now, and leave it unchanged "
+                                  "until the sweep returns")
             too_big = [k for k in ks if k > problem.rows]
             if too_big:  # no solution, as anonymize says it for that k (exit 3): nothing is run
                 raise NoSolutionError(f"{api.k_over_rows(too_big[0], problem.rows)} (sweep k up to {problem.rows})")

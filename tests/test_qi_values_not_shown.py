@@ -336,7 +336,7 @@ def test_a_sensitive_float_column_of_whole_numbers_is_told_the_cast_it_needs(dis
     assert str(e.value) == (
         f"column 'salary' holds 9 values{rows} that are not leaves of its hierarchy tree for column 'salary' "
         "(9 leaves; the values are not shown: a sensitive value is what a release protects): add each to the tree, "
-        "as a leaf of its group (e.g. Respiratory = [\"flu\", \"…\"]), or fix the data; 9 of them are whole numbers "
+        "as a leaf of its group (e.g. low = […, \"…\"]), or fix the data; 9 of them are whole numbers "  # low: its 1st
         "the column holds as floating-point numbers (its type is double), whose text writes a fraction where the leaf "
         f"has none: cast the column to whole numbers {PANDAS_CAST.replace(repr('age'), repr('salary'))}")
     assert not re.search(r"\d000", str(e.value))

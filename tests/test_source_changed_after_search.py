@@ -130,3 +130,52 @@ def test_a_table_changed_during_the_scan_without_a_key_is_refused(table3, monkey
                                                       r"\(its rows' fingerprint differs\)"):
             release.write(out)
     assert sorted(p.name for p in table3["dir"].iterdir()) == ["age.csv", "disease.csv", "table3.csv"]
+
+
+def _changed_after(module, name: str, con: duckdb.DuckDBPyConnection, change: str, monkeypatch) -> list:
+    """``module.name`` wrapped to run ``change`` on ``con`` after its first call: a loader's change
+    between two passes over the table."""
+    original, changed = getattr(module, name), []
+
+    def then_changed(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if not changed:
+            con.execute(change)
+            changed.append(True)
+        return result
+
+    monkeypatch.setattr(module, name, then_changed)
+    return changed
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=["update", "delete", "insert"])
+def test_a_sweep_over_a_table_changed_between_its_passes_is_refused(table3, monkeypatch, change) -> None:
+    """Ninety-seventh round: a sweep reads a ``(connection, table)`` where it lives at each of prepare's
+    passes (values, then the histogram); a change between them gave figures of two tables (the value
+    pass's domains, the histogram's counts), published with exit 0. It is refused now, as a file replaced
+    meanwhile is; unchanged, the sweep runs (its rows: Table 3's 9, by hand)."""
+    import sqlclose.prepare.problem
+    from sqlclose.sweep import sweep
+
+    result = sweep((table3["con"], "people"), table3["spec"], [2, 3])
+    assert [r["status"] for r in result.rows] == ["ok", "ok"]
+    changed = _changed_after(sqlclose.prepare.problem, "_check_values", table3["con"], change, monkeypatch)
+    with pytest.raises(sqlclose.InputError, match=r"duckdb table people changed while the sweep read it \(its rows' "
+                                                  r"fingerprint differs\): its figures would mix rows"):
+        sweep((table3["con"], "people"), table3["spec"], [2, 3])
+    assert changed
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=["update", "delete", "insert"])
+def test_a_check_of_a_table_changed_between_its_passes_is_refused(table3, monkeypatch, change) -> None:
+    """Ninety-seventh round: ``check`` reads a ``(connection, table)`` in several passes (the models'
+    figures, then the utility shares): a change between them gave a report of two tables. It is refused
+    now; unchanged, the check reports Table 3's k of 1 (its nine ZIP codes are nine, by hand)."""
+    import sqlclose.audit.check
+
+    assert sqlclose.check((table3["con"], "people"), ["zip", "age"], ["disease"]).data["k"]["reached"] == 1
+    changed = _changed_after(sqlclose.audit.check, "_audit", table3["con"], change, monkeypatch)
+    with pytest.raises(sqlclose.InputError, match=r"duckdb table people changed while it was checked \(its rows' "
+                                                  r"fingerprint differs\): the figures would mix rows"):
+        sqlclose.check((table3["con"], "people"), ["zip", "age"], ["disease"])
+    assert changed

@@ -170,10 +170,13 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
             opened = open_source(source, engine, options, lambda name: name in qi or name in models)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
+            opened.keep_rows()  # a caller's table is read where it lives, at every pass of the audit
             require_columns([*qi, *models], engine.schema(relation).names, label, opened.names_may_be_data)
             with _types_told_for_check(spec):
                 ref, ref_label, ref_opened = _reference(engine, reference, list(models), reading or dataclasses.replace(
                     options, table=None), drop) if reference is not None else (None, "", None)
+            if ref_opened is not None:
+                ref_opened.keep_rows()
             if ref is not None:
                 relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
@@ -556,12 +559,13 @@ def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:
 
 def _refuse_changed_while_checked(read: Sequence[Opened | None]) -> None:
     """A file of the checked table or the reference replaced or modified since it was opened (its
-    stamp, ``Opened.stamps``): the audit reads it in several passes (domains, distribution, classes,
-    labels, shares), whose figures would then be of two files."""
+    stamp, ``Opened.stamps``), or a caller's table changed since its rows were fingerprinted
+    (``Opened.keep_rows``): the audit reads it in several passes (domains, distribution, classes,
+    labels, shares), whose figures would then be of two tables."""
     for opened in read:
         if opened is not None:
-            opened.refuse_changed("while it was checked", "the figures would mix rows of the file before and "
-                                  "after; check it again once it is no longer being replaced")
+            opened.refuse_changed("while it was checked", "the figures would mix rows of the source before and "
+                                  "after; check it again once it is no longer being changed")
 
 
 def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead,

@@ -5,8 +5,10 @@ relation or a caller's ``(connection, table)`` takes none (one beside them is re
 histogram's rows are the warehouse's. The errors that advise a conversion (the dates rule's, bands
 over NaN, -0.0 beside 0.0, a nested quasi-identifier, a float column's whole numbers) say it where the
 source can take it: in the DataFrame or table first (pandas' or pyarrow's own call), in the relation's
-query, in a view of the caller's table given instead of it, in a Spark DataFrame, or in the warehouse
-(``prepare.source_labels.mending_kind`` tells the kind from the source's label).
+query, in a view of the caller's table given instead of it, in a Spark DataFrame (a Spark catalog's
+table read as one first), or in the warehouse. The kind is the source's own, set where it is opened
+(``prepare.sources.Opened.kind``), never read back from its label: a file whose path began with another
+kind's label ("duckdb table …") was advised as that kind (ninety-seventh round).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 # The kinds of source, as far as where their columns are changed goes.
-QUERY, RELATION, VIEW, PANDAS, ARROW, SPARK_FRAME, WAREHOUSE = (
-    "query", "relation", "view", "pandas", "arrow", "spark frame", "warehouse")
+QUERY, RELATION, VIEW, PANDAS, ARROW, SPARK_FRAME, SPARK_TABLE, WAREHOUSE = (
+    "query", "relation", "view", "pandas", "arrow", "spark frame", "spark table", "warehouse")
 
 WAREHOUSE_CONVERSION = "a view over the warehouse table, then run `sqlclose sql` again and export the histogram anew"
 # The session setting that makes a dialect's text of dates ISO, where it has one (BigQuery, Trino, Spark and
@@ -31,6 +33,12 @@ ISO_DATES_SESSION = {
 def warehouse(dialect: str | None) -> str:
     """The kind of a histogram exported from a warehouse of ``dialect`` (None: not named by the spec)."""
     return WAREHOUSE if dialect is None else f"{WAREHOUSE}:{dialect}"
+
+
+def of_run(kind: str, histogram: bool = False, dialect: str | None = None) -> str:
+    """Where a run's column is changed: its source's ``kind`` (``Opened.kind``), or, for the
+    warehouse's histogram, the warehouse (of ``dialect``, the spec's)."""
+    return warehouse(dialect) if histogram else kind
 
 
 def is_warehouse(kind: str) -> bool:
@@ -61,6 +69,9 @@ def mended(kind: str, column: str, sql: str, pandas: str, arrow: str, purpose: s
                 f"VIEW … AS {replaced}{purpose})")
     if kind == SPARK_FRAME:
         return f"in the DataFrame first (e.g. df.withColumn({column!r}, F.expr({sql!r})){purpose})"
+    if kind == SPARK_TABLE:  # a query beside (session, table) is refused: the table read as a DataFrame, given instead
+        return (f"in a DataFrame of the table, given as the source in its place (e.g. df = spark.table(…)"
+                f".withColumn({column!r}, F.expr({sql!r})){purpose})")
     if is_warehouse(kind):
         return f"in {warehouse_conversion(kind)} (e.g. {sql}{purpose})"
     return f"in a [source] query (e.g. {sql}{purpose})"

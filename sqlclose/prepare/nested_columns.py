@@ -18,20 +18,20 @@ from sqlglot import exp
 from sqlclose.errors import DataError
 from sqlclose.model import mending
 from sqlclose.model.spec import Spec
-from sqlclose.prepare.source_labels import mending_kind
 
 _VARIANT = b"arrow.parquet.variant"  # the Arrow extension DuckDB and Parquet carry a VARIANT as
 
 
-def refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str) -> None:
-    """Raise DataError for the first quasi-identifier or sensitive column of nested values."""
+def refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str, source_kind: str) -> None:
+    """Raise DataError for the first quasi-identifier or sensitive column of nested values, its fix
+    said where a source of ``source_kind`` takes it (``model.mending``)."""
     roles = {**{name: "quasi-identifier" for name in spec.quasi_identifiers},
              **{name: "sensitive column" for name in spec.sensitive}}
     for name, role in roles.items():
         field = schema.field(name)
         held = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
         if pa.types.is_nested(held):
-            said, fix = _told(name, field, held, mending_kind(source_label))
+            said, fix = _told(name, field, held, source_kind)
             raise DataError(f"column {name!r} in {source_label} is {said}, nested values, but a {role} is one plain "
                             "value a row (its hierarchy, rule or distance would read the engine's text of the whole "
                             f"value): {fix}")

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from sqlclose.model.packing import Packing
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import (
     agreeing,
+    clipped,
     counted,
     format_characters_hint,
     format_twins,
@@ -56,7 +58,6 @@ from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.nested_columns import refuse_nested_models
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
-from sqlclose.prepare.source_labels import mending_kind
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
@@ -160,19 +161,25 @@ class Problem:
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str,
             fingerprint_key: str | None = None, *, counts: str | None = None,
             table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None,
-            names_may_be_data: bool = True) -> Problem:
+            names_may_be_data: bool = True, source_kind: str = mending.QUERY,
+            given_path: Path | None = None) -> Problem:
     """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
     combination of QI and sensitive values, counts in that column), not the table's rows;
     ``table_columns``: then the columns of the table it counts, which decide what is released;
     ``column_types``: then the table's type of a quasi-identifier the histogram holds as text
-    (a banded one: the type decides its labels)."""
+    (a banded one: the type decides its labels); ``source_kind``: the source's kind (``Opened.kind``),
+    where the errors that advise changing a column say to change it (``model.mending``); ``given_path``:
+    the path given in place of the spec's [source] (``Opened.given_path``), which the command an error
+    names to list a column's values reads."""
     schema = engine.schema(source)
+    # where the user changes a column: the source given, or the warehouse a histogram counts
+    kind = mending.of_run(source_kind, histogram=counts is not None, dialect=_users_dialect(spec))
     columns = table_columns if table_columns is not None else [f.name for f in schema]
     _check_columns(spec, columns, source_label, names_may_be_data)
     released = released_columns(spec, columns, source_label)
     if counts is None:
         _refuse_unreached_floats(schema, released, source_label)
-        refuse_nested_models(schema, spec, source_label)
+        refuse_nested_models(schema, spec, source_label, kind)
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, source_label)
@@ -219,17 +226,15 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             if not kept:
                 raise DataError(_all_dropped_message(drop, source_label))
         _refuse_nulls(coded, nulls, policies, source_label)
-        _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
+        _check_values(engine, effective, schema, spec, coded, source_label, kind, histogram=counts is not None)
         types = column_types or {}
-        source_kind = mending_kind(source_label, histogram=counts is not None,  # where the user changes a column
-                                   dialect=_users_dialect(spec))
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec), source_kind), c)
+                                                           source_label, _users_dialect(spec), kind), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
-        advice = LeafAdvice.of(spec, schema, source_label, histogram=counts is not None)
+        advice = LeafAdvice.of(spec, schema, kind, given_path)
         leaf_counts = _qi_leaf_counts(reader, qis, advice)
         unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name], advice) for c in sa_coded]
 
@@ -266,18 +271,19 @@ def _users_dialect(spec: Spec) -> str | None:
 
 
 def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spec: Spec,
-                  coded: list[q.CodedColumn], source_label: str, histogram: bool = False) -> None:
+                  coded: list[q.CodedColumn], source_label: str, kind: str, histogram: bool = False) -> None:
     """The checks of the rows kept (``source``, of the input's ``schema``): an ordered sensitive
-    column's floats, a NULL stand-in's text. ``histogram``: the source is the warehouse path's
-    histogram, whose fixes are made in the warehouse (it has no [source] nulls or query)."""
+    column's floats, a NULL stand-in's text; ``kind``: where a fix is said (``model.mending``).
+    ``histogram``: the source is the warehouse path's histogram, whose fixes are made in the warehouse
+    (it has no [source] nulls or query)."""
     for name, s in spec.sensitive.items():
         if s.distance == "ordered" and pa.types.is_floating(schema.field(name).type):
-            _refuse_odd_floats(engine, source, name, source_label, histogram)
+            _refuse_odd_floats(engine, source, name, source_label, kind, histogram)
         elif pa.types.is_floating(schema.field(name).type):
-            _refuse_two_spellings(engine, source, name, source_label, histogram)
+            _refuse_two_spellings(engine, source, name, source_label, kind, histogram)
     for name in spec.quasi_identifiers:
         if pa.types.is_floating(schema.field(name).type):
-            _refuse_two_spellings(engine, source, name, source_label, histogram)
+            _refuse_two_spellings(engine, source, name, source_label, kind, histogram)
     for c in coded:
         if c.null_value is not None:
             _refuse_colliding_stand_in(engine, source, c, source_label)
@@ -402,7 +408,7 @@ def _refuse_unreached_floats(schema: pa.Schema, released: list[str], source_labe
                         "or list it under identifiers)")
 
 
-def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str,
+def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str, kind: str,
                        histogram: bool = False) -> None:
     """An ordered domain holds neither NaN nor ±inf (they would sort to its top), nor -0.0 beside
     0.0: one number, grouped as one value that keeps one of their texts, so the rows of the other
@@ -427,7 +433,7 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
                         "table), then run `sqlclose sql` and export again — or choose another distance")
     if zeros:
         raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
-                        f"{_in_the_source(source_label, name)} or choose another distance")
+                        f"{_in_the_source(kind, name)} or choose another distance")
 
 
 def _minus_zero(engine: Engine, found: dict) -> str | None:
@@ -441,7 +447,7 @@ def _minus_zero(engine: Engine, found: dict) -> str | None:
     return None
 
 
-def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, source_label: str,
+def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, source_label: str, kind: str,
                           histogram: bool = False) -> None:
     """A floating-point quasi-identifier's or sensitive column's values are told apart by their
     text (its leaves, its domain), but compared as numbers by the release's re-check: -0.0 beside
@@ -453,17 +459,16 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
         return
     zeros, fix = spellings
     where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again "
-             f"(e.g. {fix})" if histogram else _in_the_source(source_label, name, fix))
+             f"(e.g. {fix})" if histogram else _in_the_source(kind, name, fix))
     raise DataError(f"column {name!r} in {source_label} holds {zeros}, which its classes and the release's check "
                     f"would not count alike: normalize it {where}")
 
 
-def _in_the_source(source_label: str, name: str, fix: str | None = None) -> str:
+def _in_the_source(kind: str, name: str, fix: str | None = None) -> str:
     """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
     given (neither takes a [source] query, which the message had named; both fixes said, in pandas' or
     pyarrow's own call), else in the SQL its source takes (``model.mending``: a [source] query, a
-    relation's or a view of a caller's table, a Spark DataFrame's expression)."""
-    kind = mending_kind(source_label)
+    relation's or a view of a caller's table, a Spark DataFrame's expression), by the source's ``kind``."""
     if kind == mending.PANDAS:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
         return (f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0; a NaN: "
                 f"df[{name!r}] = df[{name!r}].astype('float64'), which reads NaN as missing)")
@@ -721,8 +726,20 @@ def how_to_add_leaves(hierarchy: Hierarchy | None) -> str:
     if not _given_inline(hierarchy):
         return "add a line for each to the hierarchy (leaf;…;*)"
     if hierarchy.origin.startswith("tree"):
-        return "add each to the tree, as a leaf of its group (e.g. Respiratory = [\"flu\", \"…\"])"
+        return f"add each to the tree, as a leaf of its group (e.g. {_tree_group_example(hierarchy)})"
     return "add a row for each to the hierarchy (leaf, level 1, …, top)"
+
+
+def _tree_group_example(hierarchy: Hierarchy) -> str:
+    """A group of the column's own tree with a leaf added, as the spec writes it: ``old = […, "…"]``,
+    its first leaf's group by name, its leaves never (a leaf is a value the data may hold in one row,
+    which the message does not show). The fixed Respiratory = ["flu", "…"] was said of an age too. A
+    group named as one of its leaves, or too long to read, is not named either."""
+    group = hierarchy.rows[0][1]
+    if group in hierarchy.leaves or clipped(group) != group:
+        return 'GROUP = […, "…"]'
+    key = group if re.fullmatch(r"[A-Za-z0-9_-]+", group) else json.dumps(group, ensure_ascii=False)  # as TOML
+    return f'{key} = […, "…"]'
 
 
 def _quoting_counted(values: list) -> str:

@@ -14,6 +14,7 @@ import csv
 import dataclasses
 import glob as globbing
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from sqlclose.engine.duckdb import DATING_SETTINGS, RECORDS_COUNTED, message_wit
 from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_refusal, special_refusal
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DATABASE_LOCKED, DatabaseLocked, DataError, EngineError, EngineOutOfMemory, InputError
+from sqlclose.model import mending
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.own_files import has_duckdb_header
@@ -58,7 +60,7 @@ from sqlclose.prepare.csv_lines import (
 from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
-from sqlclose.prepare.problem import missing_column
+from sqlclose.prepare.problem import keyed_fingerprint, missing_column
 from sqlclose.prepare.source_labels import (
     ARROW_LABEL,
     PANDAS_LABEL,
@@ -102,13 +104,36 @@ class Opened:
     # stamps them as soon as it lists them (``_open_file``), any other when it is made, before the run's
     # first pass. A release is refused when one changed since (``SearchedRows``), a sweep's or check's figures too.
     stamps: dict[str, Stamp] = field(default_factory=dict)
+    # Where a message tells the user to change a column (``model.mending``): set here, where the kind of
+    # source is known, never read back from ``label`` (a file's label is its path, which may be any words).
+    kind: str = mending.QUERY
+    # A ``live`` source's rows before a pass read them (``keep_rows``): a key of the run's own and
+    # their keyed fingerprint under it, which ``refuse_changed`` compares the rows against.
+    rows_kept: tuple[str, str] | None = field(default=None, repr=False)
+    # A path given in place of the spec's [source] (``api.open_for``): the command an error names to
+    # list a column's values is told to read it (--data), not the spec's own source.
+    given_path: Path | None = None
 
     def __post_init__(self) -> None:
         self.stamps = {**stamps_of(f for f in self.files if str(f) not in self.stamps), **self.stamps}
 
+    def keep_rows(self) -> None:
+        """Fingerprint a ``live`` source's rows (one scan), before a reader's passes, for
+        ``refuse_changed``: a sweep's or check's passes read a caller's table where it lives, and one
+        changed between them gave figures of two tables (ninety-seventh round). A source of files is
+        told by its stamps."""
+        if self.live:
+            key = secrets.token_hex(16)
+            self.rows_kept = (key, keyed_fingerprint(self.engine, self.relation, key))
+
     def refuse_changed(self, when: str, harm: str) -> None:
-        """Refuse (exit 2) figures made from its rows when one of its files changed since it was opened."""
+        """Refuse (exit 2) figures made from its rows when one of its files changed since it was
+        opened, or its rows since ``keep_rows``."""
         refuse_changed_files(self.stamps, self.label, when, harm)
+        if self.rows_kept is not None:
+            key, kept = self.rows_kept
+            if keyed_fingerprint(self.engine, self.relation, key) != kept:
+                raise InputError(f"{self.label} changed {when} (its rows' fingerprint differs): {harm}")
 
     @property
     def names_may_be_data(self) -> bool:
@@ -181,7 +206,8 @@ def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
             raise
         # live: Arrow shares a DataFrame's (or numpy array's) buffers, which the caller may change
         # before the write; the write then published rows never judged, and verified them.
-        return Opened(engine, q.table(name), label, live=True)
+        return Opened(engine, q.table(name), label, live=True,
+                      kind=mending.PANDAS if label == PANDAS_LABEL else mending.ARROW)
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")
@@ -285,7 +311,8 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         return _open_spark_table(source[1], parts, engine or SparkEngine(session))
     engine = engine or SparkEngine(session)
     refuse_renamed_columns(source.columns, "the Spark DataFrame")
-    return Opened(engine, engine.frame_relation(source), SPARK_FRAME_LABEL, _local_files(source.inputFiles()))
+    return Opened(engine, engine.frame_relation(source), SPARK_FRAME_LABEL, _local_files(source.inputFiles()),
+                  kind=mending.SPARK_FRAME)
 
 
 def _open_spark_table(name: Any, parts: list[str], engine: SparkEngine) -> Opened:
@@ -302,7 +329,8 @@ def _open_spark_table(name: Any, parts: list[str], engine: SparkEngine) -> Opene
         read_as = relation.sql(dialect=engine.dialect)
         missing = missing_table(shown, parts, read_as, _driver_text(e))
         raise missing or InputError(f"cannot read table {shown!r} of the Spark catalog: {driver_message(e)}") from None
-    return Opened(engine, relation, f"spark table {shown}", _local_files(engine.catalog_files(relation)))
+    return Opened(engine, relation, f"spark table {shown}", _local_files(engine.catalog_files(relation)),
+                  kind=mending.SPARK_TABLE)
 
 
 def _local_files(uris: list[str]) -> list[Path]:
@@ -345,11 +373,11 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
             raise InputError(f"cannot read table {name!r}: {_without_guess(driver_message(e))}") from None
         refuse_renamed_fields(engine.schema(read), f"table {name!r} of the DuckDB connection")
         if read is not relation:  # a table of the caller's session alone, copied once: read as it was
-            return Opened(engine, engine.compared_as_bytes(read), callers_table_label(name))
+            return Opened(engine, engine.compared_as_bytes(read), callers_table_label(name), kind=mending.VIEW)
         _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
         files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
         return Opened(engine, engine.compared_as_bytes(relation), callers_table_label(name), files, live=True,
-                      databases=_database_files(engine.fetch))
+                      databases=_database_files(engine.fetch), kind=mending.VIEW)
     except BaseException:
         engine.close()
         raise
@@ -573,7 +601,7 @@ def _open_relation(relation: Any, engine: Engine | None, released: Callable[[str
         if own:
             engine.close()
         raise
-    return Opened(engine, table, RELATION_LABEL, files, databases=databases)
+    return Opened(engine, table, RELATION_LABEL, files, databases=databases, kind=mending.RELATION)
 
 
 _KEEP_IT_OPEN = "a relation is read on the connection that made it: keep it open until sqlclose.anonymize returns"
