@@ -22,3 +22,15 @@ def table3_project(folder: Path) -> Path:
     (folder / "spec.toml").write_text((TABLE3 / "table3.toml").read_text().replace(
         "../../out/table3/release.parquet", "out/release.parquet").replace("overwrite = true", "overwrite = false"))
     return folder
+
+
+def table3_missing_age(folder: Path) -> Path:
+    """``table3_project`` whose age 52 is 87 in its CSV (the spec's [source]), and age.csv without its
+    line for 52: 87 is the one value its hierarchy lacks."""
+    table3_project(folder)
+    table = (folder / "table3.csv").read_text()
+    assert table.count(",52,") == 1
+    (folder / "table3.csv").write_text(table.replace(",52,", ",87,"))
+    lines = (folder / "age.csv").read_text().splitlines(keepends=True)
+    (folder / "age.csv").write_text("".join(line for line in lines if not line.startswith("52;")))
+    return folder

@@ -9,7 +9,6 @@ test wrote."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 import struct
 
 import duckdb
@@ -18,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (the advice names pyarrow.compute)
 import pytest
+from advice_statements import example, refused
 
 import sqlclose
 
@@ -26,23 +26,8 @@ DATES = {"privacy": {"k": 2}, "quasi_identifiers": {"dob": {"dates": True}}, "se
 WRITTEN = sorted([dt.date(2024, 5, 17), dt.date(2024, 5, 18), dt.date(2024, 6, 1)] * 4)
 
 
-def _refused(source, spec) -> str:
-    with pytest.raises(sqlclose.SqlcloseError) as caught:
-        sqlclose.anonymize(source, spec)
-    assert caught.value.exit_code == 2, caught.value
-    return str(caught.value)
 
 
-def _example(said: str) -> str:
-    """The statement of the advice: what the bracket opened by "(e.g. " holds, less the words after it."""
-    start = depth = said.index("(e.g. ") + 1
-    depth = 0
-    for end in range(start, len(said)):
-        depth += {"(": 1, ")": -1}.get(said[end], 0)
-        if depth < 0:
-            break
-    held = said[start + len("e.g. "):end]
-    return re.split(r" for days written |, pandas' missing value|, which ", held)[0]
 
 
 def _released_days(source) -> list[dt.date]:
@@ -59,9 +44,9 @@ def _days_of(dob) -> pd.DataFrame:
                          ids=["text", "integers", "floats"])
 def test_the_dates_rule_tells_a_dataframe_a_conversion_pandas_runs(values):
     df = _days_of(values)
-    said = _refused(df, DATES)
+    said = refused(df, DATES)
     assert "[source] query" not in said and "convert the column in the DataFrame first" in said, said
-    exec(_example(said), {"df": df, "pd": pd})
+    exec(example(said), {"df": df, "pd": pd})
     assert sorted(d.date() for d in df["dob"]) == WRITTEN
 
 
@@ -69,10 +54,10 @@ def test_the_dates_rule_tells_a_dataframe_a_conversion_pandas_runs(values):
                          ids=["text", "integers", "floats"])
 def test_the_dates_rule_tells_an_arrow_table_a_conversion_pyarrow_runs(values):
     table = pa.Table.from_pandas(_days_of(values), preserve_index=False)
-    said = _refused(table, DATES)
+    said = refused(table, DATES)
     assert "[source] query" not in said and "convert the column in the table first" in said, said
     run = {"table": table, "pyarrow": pa}
-    exec(_example(said), run)
+    exec(example(said), run)
     assert sorted(run["table"].column("dob").to_pylist()) == WRITTEN
 
 
@@ -80,12 +65,12 @@ def test_the_dates_rule_tells_a_relation_and_a_callers_table_the_select_duckdb_r
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT * FROM (SELECT unnest($1) AS dob, unnest($2) AS s)",
                 [DAYS, ["x", "y", "z", "w"] * 3])
-    said = _refused(con.sql("SELECT * FROM t"), DATES)
+    said = refused(con.sql("SELECT * FROM t"), DATES)
     assert "[source] query" not in said and "convert the column in the relation first" in said, said
-    assert sorted(d for (d,) in con.sql(_example(said).replace("…", "t")).select("dob").fetchall()) == WRITTEN
-    said = _refused((con, "t"), DATES)
+    assert sorted(d for (d,) in con.sql(example(said).replace("…", "t")).select("dob").fetchall()) == WRITTEN
+    said = refused((con, "t"), DATES)
     assert "[source] query" not in said and "given as (connection, view) in its place" in said, said
-    view = _example(said).replace("CREATE VIEW …", "CREATE VIEW days").replace("FROM …", "FROM t")
+    view = example(said).replace("CREATE VIEW …", "CREATE VIEW days").replace("FROM …", "FROM t")
     con.execute(view)
     assert _released_days((con, "days")) == WRITTEN
 
@@ -95,14 +80,14 @@ def test_bands_over_nan_tell_a_dataframe_and_a_table_how_to_make_them_null():
     spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10], "nulls": "value", "null_value": "?"}},
             "sensitive": {"s": {"distinct_l": 2}}}
     df = pd.DataFrame({"age": ages, "s": ["x", "y", "z"] * 4})
-    said = _refused(df, spec)
+    said = refused(df, spec)
     assert "[source] query" not in said and "make them NULL in the DataFrame first" in said, said
-    exec(_example(said), {"df": df, "np": np})
+    exec(example(said), {"df": df, "np": np})
     table = pa.table({"age": pa.array([1.0, 2.0, float("nan"), 4.0] * 3), "s": ["x", "y", "z"] * 4})
-    said = _refused(table, spec)
+    said = refused(table, spec)
     assert "[source] query" not in said and "make them NULL in the table first" in said, said
     run = {"table": table, "pyarrow": pa}
-    exec(_example(said), run)
+    exec(example(said), run)
     for fixed in (df, run["table"]):
         with sqlclose.anonymize(fixed, spec) as release:
             assert release.to_arrow().num_rows == 12
@@ -119,13 +104,13 @@ def test_minus_zero_and_minus_nan_in_a_callers_table_are_told_its_view():
                 "CASE WHEN i % 3 = 0 THEN -0.0::DOUBLE ELSE 0.0::DOUBLE END AS x FROM range(12) r(i)")
     spec = {"privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree": {"all": ["a", "b"]}}},
             "sensitive": {"x": {"distinct_l": 1}}}
-    said = _refused((con, "t"), spec)
+    said = refused((con, "t"), spec)
     assert "[source] query" not in said and "given as (connection, view) in its place" in said, said
-    con.execute(_example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
+    con.execute(example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
     assert con.sql("SELECT count(*) FROM fixed WHERE signbit(x)").fetchall() == [(0,)]
     con.execute("CREATE TABLE n AS SELECT ['a', 'b'][i % 2 + 1] AS g, CASE WHEN i % 3 = 0 THEN $1 ELSE 1.0 END "
                 "AS x FROM range(12) r(i)", [_negative_nan()])
-    said = _refused((con, "n"), {**spec, "sensitive": {"x": {"distance": "equal", "t": 0.9}}})
+    said = refused((con, "n"), {**spec, "sensitive": {"x": {"distance": "equal", "t": 0.9}}})
     assert "NaN with a minus sign" in said and "from a Parquet file" not in said, said
 
 
@@ -137,10 +122,10 @@ def test_a_variant_or_union_quasi_identifier_is_told_by_its_type_with_a_cast(cas
                 "FROM range(12) r(i)")
     spec = {"privacy": {"k": 2}, "quasi_identifiers": {"v": {"tree": {"all": ["0", "1", "2"]}}},
             "sensitive": {"s": {"distinct_l": 2}}}
-    said = _refused((con, "t"), spec)
+    said = refused((con, "t"), spec)
     assert f"column 'v' in duckdb table t is {told}, nested values" in said, said
     assert "struct<" not in said and "union<" not in said and "zip.code" not in said, said
-    con.execute(_example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
+    con.execute(example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
     with sqlclose.anonymize((con, "fixed"), spec) as release:
         assert sorted(release.to_arrow().column("v").to_pylist()) == sorted(str(i % 3) for i in range(12))
 
@@ -156,16 +141,16 @@ def test_a_nested_quasi_identifier_of_a_table_or_relation_is_told_the_pick_it_ru
     spec = {"privacy": {"k": 2}, "others": "drop", "quasi_identifiers": {column: {"tree": {"all": ["0", "1", "2"]}}},
             "sensitive": {"s": {"distinct_l": 2}}}
     expected = sorted(str(i % 3) for i in range(12))
-    said = _refused(table, spec)
+    said = refused(table, spec)
     assert "[source] query" not in said and "select the field or item you mean in the table first" in said, said
     run = {"table": table, "pyarrow": pa}
-    exec(_example(said), run)
+    exec(example(said), run)
     assert sorted(run["table"].column(column).to_pylist()) == expected
     con = duckdb.connect()
     con.register("t", table)
-    said = _refused(con.sql("SELECT * FROM t"), spec)
+    said = refused(con.sql("SELECT * FROM t"), spec)
     assert "[source] query" not in said and "select the field or item you mean in the relation first" in said, said
-    assert sorted(v for (v,) in con.sql(_example(said).replace("…", "t")).select(column).fetchall()) == expected
+    assert sorted(v for (v,) in con.sql(example(said).replace("…", "t")).select(column).fetchall()) == expected
 
 
 def test_the_float_leaf_cast_is_told_to_a_relation_and_a_callers_table_as_their_other_advice():
@@ -181,15 +166,15 @@ def test_the_float_leaf_cast_is_told_to_a_relation_and_a_callers_table_as_their_
                 [ages, ["x", "y", "z"] * 4])
     spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"tree": {"young": ["22", "27"], "old": ["43", "52"]}}},
             "sensitive": {"s": {"distinct_l": 2}}}
-    said = _refused(con.sql("SELECT * FROM t"), spec)
+    said = refused(con.sql("SELECT * FROM t"), spec)
     assert "cast the column to whole numbers in the relation first (e.g. SELECT * REPLACE (" in said, said
-    fixed = con.sql(_example(_cast_told(said)).replace("…", "t"))
+    fixed = con.sql(example(_cast_told(said)).replace("…", "t"))
     with sqlclose.anonymize(fixed, spec) as release:
         assert release.to_arrow().num_rows == 12
-    said = _refused((con, "t"), spec)
+    said = refused((con, "t"), spec)
     assert ("cast the column to whole numbers in a view of the table on the connection, given as (connection, view) "
             "in its place (e.g. CREATE VIEW … AS SELECT * REPLACE (") in said, said
-    con.execute(_example(_cast_told(said)).replace("CREATE VIEW …", "CREATE VIEW whole").replace("FROM …", "FROM t"))
+    con.execute(example(_cast_told(said)).replace("CREATE VIEW …", "CREATE VIEW whole").replace("FROM …", "FROM t"))
     assert sorted(a for (a,) in con.sql("SELECT age FROM whole").fetchall()) == sorted(int(a) for a in ages)
     with sqlclose.anonymize((con, "whole"), spec) as release:
         assert release.to_arrow().num_rows == 12

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from table3_project import invoke, table3_project
+from table3_project import invoke, table3_missing_age, table3_project
 
 # 87 as a value of its own: quoted, or a token no digit, letter, path or decimal character touches
 # (so a tmp folder's 'pytest-87' or a number such as 0.87 or 1870 is not taken for it).
@@ -38,12 +38,7 @@ def named_message(folder: Path) -> str:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """Table 3 whose age 52 is 87, and age.csv without its line for 52: 87 is the value it lacks."""
-    table3_project(tmp_path)
-    table = (tmp_path / "table3.csv").read_text()
-    assert table.count(",52,") == 1
-    (tmp_path / "table3.csv").write_text(table.replace(",52,", ",87,"))
-    lines = (tmp_path / "age.csv").read_text().splitlines(keepends=True)
-    (tmp_path / "age.csv").write_text("".join(line for line in lines if not line.startswith("52;")))
+    table3_missing_age(tmp_path)
     assert not SHOWN.search((tmp_path / "age.csv").read_text() + str(tmp_path))
     return tmp_path
 

@@ -25,7 +25,8 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from table3_project import invoke, table3_project
+from advice_statements import example, refused
+from table3_project import invoke, table3_missing_age
 
 import sqlclose
 from sqlclose.errors import NotLeavesError
@@ -36,22 +37,8 @@ WRITTEN = sorted([dt.date(2024, 5, 17), dt.date(2024, 5, 18), dt.date(2024, 6, 1
 TREE_OF_DAYS = {"dob": {"tree": {"all": [str(d) for d in sorted(set(WRITTEN))]}}}
 
 
-def _refused(source, spec) -> str:
-    with pytest.raises(sqlclose.SqlcloseError) as caught:
-        sqlclose.anonymize(source, spec)
-    assert caught.value.exit_code == 2, caught.value
-    return str(caught.value)
 
 
-def _example(said: str) -> str:
-    """What the advice's "(e.g. …)" holds, less the words after the statement."""
-    start = said.index("(e.g. ") + 1
-    depth = 0
-    for end in range(start, len(said)):
-        depth += {"(": 1, ")": -1}.get(said[end], 0)
-        if depth < 0:
-            break
-    return re.split(r" for days written |, which ", said[start + len("e.g. "):end])[0]
 
 
 def _released_days(source, spec: dict | None = None) -> list[dt.date]:
@@ -65,10 +52,10 @@ def test_a_file_named_as_another_kinds_label_is_told_a_source_query(tmp_path, mo
     """The path given relative, so that the run's label is the name as written."""
     monkeypatch.chdir(tmp_path)
     pd.DataFrame({"dob": DAYS, "s": ["x", "y", "z", "w"] * 3}).to_parquet(name, index=False)
-    said = _refused(name, DATES)
+    said = refused(name, DATES)
     assert "convert the column in a [source] query (e.g. " in said, said
     assert "(connection, view)" not in said and "DataFrame first" not in said and "relation first" not in said, said
-    query = f"SELECT * REPLACE ({_example(said)} AS dob) FROM read_parquet('{tmp_path / name}')"
+    query = f"SELECT * REPLACE ({example(said)} AS dob) FROM read_parquet('{tmp_path / name}')"
     spec = {**DATES, "quasi_identifiers": TREE_OF_DAYS, "source": {"query": query}}
     assert _released_days(None, spec) == WRITTEN
 
@@ -94,12 +81,7 @@ def _listed_by_the_advice(error: NotLeavesError, spec: Path) -> str:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """Table 3 whose age 52 is 87 in its CSV (the spec's [source]), and age.csv without its line for 52."""
-    table3_project(tmp_path)
-    table = (tmp_path / "table3.csv").read_text()
-    assert table.count(",52,") == 1
-    (tmp_path / "table3.csv").write_text(table.replace(",52,", ",87,"))
-    lines = (tmp_path / "age.csv").read_text().splitlines(keepends=True)
-    (tmp_path / "age.csv").write_text("".join(line for line in lines if not line.startswith("52;")))
+    table3_missing_age(tmp_path)
     return tmp_path
 
 
@@ -135,11 +117,11 @@ def test_a_trees_missing_leaf_is_told_with_the_columns_own_group():
     tree = {"young": ["22", "27"], "old": ["43", "52"]}
     spec = {"privacy": {"k": 2}, "suppression": 0.1, "quasi_identifiers": {"age": {"tree": tree}},
             "sensitive": {"s": {"distinct_l": 1}}}
-    said = _refused(df, spec)
+    said = refused(df, spec)
     assert 'add each to the tree, as a leaf of its group (e.g. young = […, "…"])' in said, said
     assert "Respiratory" not in said and "61" not in said and not re.search(r"'(22|27|43|52)'", said), said
-    example = _example(said)
-    group, _ = example.split(" = ", 1)
+    statement = example(said)
+    group, _ = statement.split(" = ", 1)
     fixed = {**tree, group: [*tree[group], "61"]}
     with sqlclose.anonymize(df, {**spec, "quasi_identifiers": {"age": {"tree": fixed}}}) as release:
         assert release.to_arrow().num_rows + release.summary["suppressed_rows"] == len(ages)
@@ -157,10 +139,10 @@ def test_a_spark_catalog_table_is_told_a_dataframe_of_it_which_spark_runs(spark_
     spark_session.createDataFrame(pd.DataFrame({"dob": DAYS, "s": ["x", "y", "z", "w"] * 3})) \
         .createOrReplaceTempView("sqlclose_days")
     try:
-        said = _refused((spark_session, "sqlclose_days"), DATES)
+        said = refused((spark_session, "sqlclose_days"), DATES)
         assert "[source] query" not in said and "in a DataFrame of the table, given as the source in its place" in said
         run = {"spark": spark_session, "F": F}
-        exec("df = " + _example(said).removeprefix("df = ").replace("spark.table(…)", "spark.table('sqlclose_days')"),
+        exec("df = " + example(said).removeprefix("df = ").replace("spark.table(…)", "spark.table('sqlclose_days')"),
              run)
         assert _released_days(run["df"]) == WRITTEN
     finally:
@@ -170,7 +152,7 @@ def test_a_spark_catalog_table_is_told_a_dataframe_of_it_which_spark_runs(spark_
     spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"tree": {"young": ["22", "27"], "old": ["43", "52"]}}},
             "sensitive": {"s": {"distinct_l": 2}}}
     try:
-        said = _refused((spark_session, "sqlclose_ages"), spec)
+        said = refused((spark_session, "sqlclose_ages"), spec)
         assert "the error's `named` attribute" in said, said  # no command reads a caller's session
         cast = said.split("given as the source in its place: ", 1)[1]
         run = {"spark": spark_session}
