@@ -21,7 +21,7 @@ from sqlclose.model.lattice import checked_node, refuse_node_to_gaa
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.model.text import counted, file_sha256, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
-from sqlclose.prepare.problem import Problem, keyed_fingerprint
+from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, KAnonymity, criteria_for, failed_criteria, nothing_required
 from sqlclose.release.checkpoints import checkpoint
@@ -195,7 +195,9 @@ def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, Sea
     folder or pattern, a CSV, a database file): their stamps as the source was opened, before a row
     was read (``Opened.stamps``), a change since refused alike."""
     rows_key = key if key is not None or not opened.live else secrets.token_hex(16)
-    problem = opened.prepared(spec, rows_key)
+    problem = prepare(opened.engine, opened.relation, spec, opened.label, rows_key,
+                      names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
+                      given_path=opened.given_path)
     if opened.live:
         searched = SearchedRows(opened.relation, rows_key, problem.fingerprint)
     else:
@@ -389,7 +391,9 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     refuse_blind_search(spec)  # what the run would refuse of its metric, said before the data are read
     opened = open_for(source, spec, None)
     try:
-        problem = opened.prepared(spec)
+        problem = prepare(opened.engine, opened.relation, spec, opened.label,
+                          names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
+                          given_path=opened.given_path)
         if as_run:
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         from sqlclose.prepare.plan import describe_problem
@@ -460,7 +464,8 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
     opened = open_for(source, alone, None)
     try:
         relation = _without_dropped_rows(opened, spec, column)
-        problem = opened.prepared(alone, relation=relation)
+        problem = prepare(opened.engine, relation, alone, opened.label, names_may_be_data=opened.names_may_be_data,
+                          source_kind=opened.kind, given_path=opened.given_path)
         return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
     finally:
         opened.engine.close()

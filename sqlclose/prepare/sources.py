@@ -43,7 +43,6 @@ from sqlclose.model.spec import (
     MAX_DECIMAL_DIGITS,
     NAME_QUOTING,
     Source,
-    Spec,
     source_table_parts,
     suffix_kind,
     table_parts,
@@ -61,7 +60,7 @@ from sqlclose.prepare.csv_lines import (
 from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
-from sqlclose.prepare.problem import Problem, keyed_fingerprint, missing_column, prepare
+from sqlclose.prepare.problem import keyed_fingerprint, missing_column
 from sqlclose.prepare.source_labels import (
     ARROW_LABEL,
     PANDAS_LABEL,
@@ -118,27 +117,11 @@ class Opened:
     def __post_init__(self) -> None:
         self.stamps = {**stamps_of(f for f in self.files if str(f) not in self.stamps), **self.stamps}
 
-    def prepared(self, spec: Spec, fingerprint_key: str | None = None, relation: exp.Expression | None = None,
-                 keep_rows: bool = False) -> Problem:
-        """``prepare`` over this source as it was opened (its label, its kind and given path for the
-        errors' advice, whether its names may be data), or over ``relation`` made from it. With
-        ``keep_rows``, a ``live`` source's rows are fingerprinted in ``prepare``'s first pass, before
-        it read a row, for ``refuse_changed`` (``keep_rows``'s check without a scan of its own); the
-        problem keeps no fingerprint of that key of the run's own."""
-        key = secrets.token_hex(16) if keep_rows and self.live else fingerprint_key
-        problem = prepare(self.engine, self.relation if relation is None else relation, spec, self.label, key,
-                          names_may_be_data=self.names_may_be_data, source_kind=self.kind,
-                          given_path=self.given_path)
-        if key is not fingerprint_key:
-            self.rows_kept = (key, problem.fingerprint)
-            problem.fingerprint = None
-        return problem
-
     def keep_rows(self) -> None:
         """Fingerprint a ``live`` source's rows (one scan), before a reader's passes, for
-        ``refuse_changed``: a check's passes read a caller's table where it lives, and one changed
-        between them gave figures of two tables (ninety-seventh round; a sweep's rows are kept by
-        ``prepared``, in prepare's first pass). A source of files is told by its stamps."""
+        ``refuse_changed``: a sweep's or check's passes read a caller's table where it lives, and one
+        changed between them gave figures of two tables (ninety-seventh round). A source of files is
+        told by its stamps."""
         if self.live:
             key = secrets.token_hex(16)
             self.rows_kept = (key, keyed_fingerprint(self.engine, self.relation, key))
