@@ -52,10 +52,12 @@ def warehouse_conversion(kind: str) -> str:
     return f"{WAREHOUSE_CONVERSION} ({session})" if session else WAREHOUSE_CONVERSION
 
 
-def mended(kind: str, column: str, sql: str, pandas: str, arrow: str, purpose: str = "") -> str:
+def mended(kind: str, column: str, sql: str | exp.Expression, pandas: str, arrow: str, purpose: str = "") -> str:
     """``in <where the source takes it> (e.g. <the change, in its form><purpose>)``: ``sql`` an
-    expression of ``column`` in the user's SQL dialect, ``pandas`` and ``arrow`` the statement that
-    changes the column in a DataFrame ``df`` or an Arrow ``table``."""
+    expression of ``column``, as text in the user's SQL dialect, or a tree rendered in the source's
+    (``source_sql``); ``pandas`` and ``arrow`` the statement that changes the column in a DataFrame
+    ``df`` or an Arrow ``table``."""
+    sql = source_sql(kind, sql)
     quoted = exp.to_identifier(column, quoted=True).sql("duckdb")  # a relation and a view are DuckDB's
     replaced = f"SELECT * REPLACE ({sql} AS {quoted}) FROM …"
     if kind == PANDAS:
@@ -75,3 +77,18 @@ def mended(kind: str, column: str, sql: str, pandas: str, arrow: str, purpose: s
     if is_warehouse(kind):
         return f"in {warehouse_conversion(kind)} (e.g. {sql}{purpose})"
     return f"in a [source] query (e.g. {sql}{purpose})"
+
+
+def is_spark(kind: str) -> bool:
+    """Whether a source of ``kind`` is changed in Spark's SQL (a DataFrame's ``F.expr``)."""
+    return kind in (SPARK_FRAME, SPARK_TABLE)
+
+
+def source_sql(kind: str, sql: str | exp.Expression) -> str:
+    """``sql`` as the source of ``kind`` runs it: a tree in Spark's dialect for a Spark DataFrame or
+    table, in DuckDB's for the others (a relation, a view, a [source] query); text as it is. DuckDB's
+    text inside ``F.expr`` was a string literal's to Spark (``"zip"['code']``), its list items
+    counted from 1 (review of the ninety-seventh round)."""
+    if isinstance(sql, str):
+        return sql
+    return sql.sql(dialect="spark" if is_spark(kind) else "duckdb")

@@ -43,9 +43,9 @@ def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tu
     variant = (field.metadata or {}).get(b"ARROW:extension:name") == _VARIANT
     if variant or pa.types.is_union(held):
         said = "a VARIANT" if variant else f"a UNION (of {', '.join(repr(m.name) for m in held)})"
-        cast = exp.cast(column, "VARCHAR").sql("duckdb")
+        cast = exp.cast(column, "VARCHAR")
         if source_kind == mending.QUERY:
-            where = f"in a [source] query (query = \"SELECT {cast} AS {column.sql('duckdb')}, … FROM …\")"
+            where = f"in a [source] query (query = \"SELECT {cast.sql('duckdb')} AS {column.sql('duckdb')}, … FROM …\")"
         else:
             where = mending.mended(source_kind, name, cast, f"df[{name!r}] = df[{name!r}].astype(str)",
                                    "a column of the one type its values hold, made in Python")
@@ -56,7 +56,7 @@ def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tu
                                  "zip, … FROM …\"), or cast the value to text there if the whole of it is what tells "
                                  "people apart")
     picked, pandas, arrow = _picked(name, column, held)
-    where = mending.mended(source_kind, name, picked.sql("duckdb"), pandas, arrow)
+    where = mending.mended(source_kind, name, picked, pandas, arrow)  # in the source's own SQL
     return str(field.type), (f"select the field or item you mean {where}, or its text if the whole of it is what "
                              "tells people apart")
 

@@ -476,7 +476,20 @@ def _in_the_source(kind: str, name: str, fix: str | None = None) -> str:
         return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
                 "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
     sql, _, effect = (fix or minus_zero_made_zero(name)).partition(", which ")  # the expression, then what it does
+    if mending.is_spark(kind):  # Spark's own SQL, the name quoted as Spark quotes it
+        return mending.mended(kind, name, _spark_fix(name, fix), "", "", f", which {effect}")
     return mending.mended(kind, name, sql, "", "", f", which {effect}")
+
+
+def _spark_fix(name: str, fix: str | None) -> exp.Expression:
+    """The fix ``_in_the_source`` says (``minus_zero_made_zero`` when ``fix`` is None, else
+    ``nan_made_null``'s) as a tree Spark runs: ``+ 0`` keeps a FLOAT a FLOAT (``+ 0.0``, a DECIMAL
+    to Spark, made it a DOUBLE); Spark has no ``isfinite``."""
+    column = exp.column(name, quoted=True)
+    if fix is None or fix == minus_zero_made_zero(name):
+        return exp.Add(this=column, expression=exp.Literal.number(0))
+    is_nan = exp.Anonymous(this="isnan", expressions=[column.copy()])
+    return exp.Case(ifs=[exp.If(this=exp.Not(this=is_nan), true=column.copy())])
 
 
 def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
