@@ -155,7 +155,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     notes.lines += [f"the level of column {name!r} was not checked against the file's labels: some of its band "
                     "labels have edges of more digits than the check's arithmetic holds (38)"
                     for name, f in (figures.labels or {}).items() if f.unjudged]
-    problems += claims.label_claims(_labels_as_read(doc, figures), figures, MAX_LABELS_SHOWN)
+    problems += claims.label_claims(*_labels_as_read(doc, figures, notes), figures, MAX_LABELS_SHOWN)
     altered, unaltered = alterations.alteration_claims(
         doc.get("utility") or {}, alterations.release_records(doc, figures, hierarchies), doc.get("algorithm") != "gaa",
         (as_spec(spec).search.weights or {}) if spec is not None else None)
@@ -384,24 +384,36 @@ def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, 
 
 
 def _values_labelled(doc: dict) -> dict[str, list[str]]:
-    """A warehouse report's quasi-identifiers released as they are (level 0), each with all its labels
-    (the report lists them all): the warehouse's text of each value."""
+    """A warehouse report's quasi-identifiers released as they are (level 0), each with the labels it
+    lists (all of them, or its first ``MAX_LABELS_SHOWN`` and their count): the warehouse's text of
+    each value."""
     return {name: list(g["labels"]) for name, g in doc["generalization"].items()
-            if g.get("level") == 0 and g.get("labels") and g.get("label_count") == len(g["labels"])}
+            if g.get("level") == 0 and g.get("labels")}
 
 
-def _labels_as_read(doc: dict, figures: Any) -> dict:
+def _labels_as_read(doc: dict, figures: Any, notes: _Notes) -> tuple[dict, dict[str, int]]:
     """``doc`` with the labels of its columns released as they are as the file's values are written
     (``figures.labels_read``: the warehouse's text cast to the file column's type), in the order the
     file's labels are listed, byte order: a faithful export of a warehouse release of a DOUBLE or a
     TIMESTAMP released at level 0 was refused ('2.9E1' against the file's 29.0). Every other label is
-    compared as written."""
+    compared as written. Second: the columns whose report lists only its first labels, each with how
+    many of them the file holds (``figures.labels_held``): listed in the warehouse's text order, they
+    are not the file's first (2.0E1 … against 20.0 …), so each must be among the file's values, a
+    note saying their order is not judged (ninety-eighth round)."""
     read = figures.labels_read or {}
-    if not read:
-        return doc
-    generalization = {name: ({**g, "labels": sorted(read[name])} if name in read else g)
-                      for name, g in doc["generalization"].items()}
-    return {**doc, "generalization": generalization}
+    generalization = dict(doc["generalization"])
+    among: dict[str, int] = {}
+    for name, texts in read.items():
+        g = generalization[name]
+        if g.get("label_count") == len(g["labels"]):
+            generalization[name] = {**g, "labels": sorted(texts)}
+            continue
+        among[name] = (figures.labels_held or {})[name]
+        if among[name] == len(texts):  # else label_claims says how many the file lacks
+            notes.lines.append(f"the labels of column {name!r} were found among the file's values, read as its "
+                               f"column's type; that they are its first {len(texts)} in the warehouse's text "
+                               "order was not judged (the file writes its values otherwise)")
+    return {**doc, "generalization": generalization}, among
 
 
 def _level_count(labels: Any, found: Any) -> int | None:

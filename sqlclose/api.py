@@ -144,10 +144,12 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
             timings["search_seconds"] = gaa.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
                               owns_engine=given is None, digest_key=key, inputs=inputs, searched_rows=searched,
+                              source_path=opened.path,
                               selection=spec.search, gaa_run=gaa, hierarchy_files=_hierarchy_files(spec), _run=run,
                               _drops_run=run is not None)
         made = functools.partial(Release, problem, criteria=criteria, spec_sha256=spec.sha256(),
-                                 source_label=opened.label, timings=timings, owns_engine=given is None, digest_key=key,
+                                 source_label=opened.label, source_path=opened.path, timings=timings,
+                                 owns_engine=given is None, digest_key=key,
                                  inputs=inputs, selection=spec.search, searched_rows=searched,
                                  hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
         if levels is not None and (unsearched := _given_unsearched(made, problem, levels, timings)) is not None:
@@ -291,7 +293,8 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         made = functools.partial(WarehouseRelease, problem, criteria=criteria, spec_sha256=spec.sha256(),
-                                 source_label=opened.label, timings=timings, digest_key=operator_key(),
+                                 source_label=opened.label, source_path=opened.path, timings=timings,
+                                 digest_key=operator_key(),
                                  inputs=[histogram, *spec.files_read], table=warehouse_table(source.table_parts),
                                  table_name=str(source.table), dialect=dialect, drop_nulls=drop,
                                  selection=spec.search, hierarchy_files=_hierarchy_files(spec))

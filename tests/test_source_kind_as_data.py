@@ -161,3 +161,64 @@ def test_a_spark_catalog_table_is_told_a_dataframe_of_it_which_spark_runs(spark_
             assert release.to_arrow().num_rows == 12
     finally:
         spark_session.catalog.dropTempView("sqlclose_ages")
+
+
+# ---- what a source held in memory cannot take, told by its kind, not by its label (ninety-eighth round) ----------
+
+WAITS = {"privacy": {"k": 2}, "others": "keep", "quasi_identifiers": {"g": {"tree": {"*": ["a", "b"]}}},
+         "sensitive": {"s": {"distinct_l": 2}}}
+WAITS_SQL = ("SELECT * FROM (VALUES ('a', 'x', INTERVAL 2 MILLISECONDS), ('a', 'y', INTERVAL 2 SECONDS), "
+             "('b', 'x', INTERVAL 3 DAYS), ('b', 'y', INTERVAL 4 MONTHS)) t(g, s, v)")
+
+
+@pytest.mark.parametrize("name", ["arrow table", "pandas DataFrame"])
+def test_a_parquet_file_named_as_an_in_memory_label_is_told_a_source_query_for_a_column_parquet_loses(
+        tmp_path, monkeypatch, name):
+    """A Parquet file named "arrow table" (its label, given relative) with an INTERVAL column, released
+    to Parquet (which keeps whole milliseconds), was told `convert it in the arrow table before giving
+    it (… df['v'].astype(str) in pandas)`: the writer told an in-memory source by its label. Told the
+    [source] query a file takes; the oracle: that query, run as the message writes it, releases the
+    column as DuckDB's own text of the values the test wrote."""
+    monkeypatch.chdir(tmp_path)
+    duckdb.sql(f"COPY ({WAITS_SQL}) TO '{name}' (FORMAT PARQUET)")
+    with sqlclose.anonymize(name, WAITS) as release, pytest.raises(sqlclose.errors.InputError) as e:
+        release.write(tmp_path / "out" / "r.parquet")
+    said = str(e.value)
+    assert "give it in a [source] query as CAST(\"v\" AS VARCHAR) (its text, to the microsecond)" in said, said
+    assert "convert it in the" not in said and "in pandas" not in said, said
+    assert not (tmp_path / "out").exists()
+    query = f"SELECT * REPLACE (CAST(\"v\" AS VARCHAR) AS v) FROM read_parquet('{tmp_path / name}')"
+    with sqlclose.anonymize(None, {**WAITS, "source": {"query": query}}) as release:
+        release.write(tmp_path / "out" / "r.parquet")
+    assert sorted(duckdb.sql(f"SELECT v FROM '{tmp_path / 'out' / 'r.parquet'}'").fetchall()) == \
+        sorted(duckdb.sql(f"SELECT CAST(v AS VARCHAR) FROM ({WAITS_SQL})").fetchall())
+
+
+@pytest.mark.parametrize("name", ["query", "arrow table", "pandas DataFrame"])
+def test_a_page_is_not_written_inside_an_input_folder_named_as_a_source_without_a_path(tmp_path, monkeypatch, name):
+    """A Parquet folder named "query" (or "arrow table") given relative: the report's input.source is
+    its name, which `sqlclose report` read as a source that is no file, and `--html query/page.html`
+    put the page among the input's part files (exit 0). The report records the path the rows were read
+    from (input.path), and the page is refused (exit 2). A report before 8.2 (no input.path) is read by
+    its words, as before: a folder named otherwise is still protected. The oracle: the folder's files."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    Path(name).mkdir()
+    duckdb.sql("COPY (SELECT * FROM (VALUES ('a', 'x'), ('a', 'y'), ('b', 'x'), ('b', 'y')) t(g, s)) "
+               f"TO '{name}/part-0.parquet' (FORMAT PARQUET)")
+    with sqlclose.anonymize(name, WAITS) as release:
+        release.write("out/r.parquet")
+    result = invoke("report", "out/r.parquet.report.json", "--html", f"{name}/page.html")
+    assert result.exit_code == 2, result.output
+    assert f"lies inside {name}, the input the release was made from" in result.output, result.output
+    assert sorted(p.name for p in Path(name).iterdir()) == ["part-0.parquet"]
+    Path(name).rename("data")
+    with sqlclose.anonymize("data", WAITS) as release:
+        release.write("out/r.parquet", overwrite=True)
+    report = json.loads(Path("out/r.parquet.report.json").read_text())
+    del report["input"]["path"]
+    Path("out/r.parquet.report.json").write_text(json.dumps(report))
+    result = invoke("report", "out/r.parquet.report.json", "--html", "data/page.html")
+    assert result.exit_code == 2 and "lies inside data, the input the release was made from" in result.output, \
+        result.output

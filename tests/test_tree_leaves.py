@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from own_connection import rows as _rows
 from table3_project import invoke
@@ -454,3 +455,54 @@ def test_a_data_frame_given_as_a_group_is_told_to_give_a_column():
     assert str(e.value) == ("t: group '*' is a pandas.DataFrame, not a list of leaves: a group is a list of leaves "
                             "(text, numbers, true or false) or a table of groups, e.g. { young = [\"22\", \"27\"], "
                             "old = [\"43\", \"52\"] }; a group is one column's values, e.g. df[\"city\"].unique()")
+
+
+def _missing_leaves():
+    """Each way a missing value reaches a group's leaves from Python, with the repr a message names it by."""
+    import decimal
+
+    pd = pytest.importorskip("pandas")
+    return [(["flu", float("nan")], "nan"), (["flu", np.nan], "nan"), (("flu", np.float64("nan")), "np.float64(nan)"),
+            (["flu", np.float32("nan")], "np.float32(nan)"), (np.array([1.5, np.nan]), "np.float64(nan)"),
+            (np.array(["flu", np.nan], dtype=object), "nan"),
+            (np.array(["2024-01-31", "NaT"], dtype="datetime64[D]"), "np.datetime64('NaT','D')"),
+            (["flu", np.datetime64("NaT")], "np.datetime64('NaT','generic')"), (["flu", pd.NA], "<NA>"),
+            (["flu", pd.NaT], "NaT"), (["flu", decimal.Decimal("NaN")], "Decimal('NaN')"),
+            (pd.Series([1.5, np.nan]), "nan in pandas")]
+
+
+MISSING_TOLD = ("group 'sick' lists a missing value ({}) among its leaves: a missing value is no leaf; a NULL of the "
+                "data follows its column's nulls policy (nulls = \"value\" reads it as its null_value, a leaf to list "
+                "as text): leave it out of the tree")
+
+
+def test_a_nan_na_or_nat_among_a_groups_leaves_is_refused_as_none_is():
+    """A NaN among a group's leaves (Python's, numpy's, a float array's, an object array's) was the leaf
+    'nan', which a text column spelling it matched; pandas' NA was '<NA>'; pandas' NaT stopped with
+    "Unknown format code 'd'". Each is a missing value, refused as None is, naming the group, by
+    `Hierarchy.from_tree` and by a spec given as a dict (naming the column's tree). Written out by hand."""
+    for leaves, written in _missing_leaves():
+        pandas_advice = " (….dropna().unique())" if written.endswith("in pandas") else ""
+        told = MISSING_TOLD.format(written) + pandas_advice
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_tree({"sick": leaves, "well": ["none"]}, "t")
+        assert str(e.value) == f"t: {told}", written
+        spec = {"k": 2, "others": "keep", "quasi_identifiers": {"d": {"tree": {"sick": leaves, "well": ["none"]}}}}
+        with pytest.raises(SpecError) as e:
+            sqlclose.anonymize(pa.table({"d": ["flu", "nan"]}), spec)
+        assert str(e.value) == f"spec: invalid spec: quasi_identifiers.d.tree: {told}", written
+
+
+def test_a_toml_nan_among_a_groups_leaves_is_refused(tmp_path):
+    """TOML writes a float NaN `nan`: as a tree's leaf it was the text 'nan', and a text column's value
+    'nan' was released as one of the group's. Refused, naming the column's tree and the group; nothing
+    is written at the output path."""
+    pq.write_table(pa.table({"d": ["flu", "nan", "flu", "nan"], "s": list("abab")}), tmp_path / "p.parquet")
+    (tmp_path / "s.toml").write_text(
+        '[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\nd = { tree = { sick = ["flu", nan], well = ["none"] } }\n[sensitive.s]\n'
+        'distinct_l = 2\n', encoding="utf-8")
+    result = invoke("anonymize", tmp_path / "s.toml", "-q", "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert f"quasi_identifiers.d.tree: {MISSING_TOLD.format('nan')}" in result.output, result.output
+    assert not (tmp_path / "out").exists()

@@ -6,6 +6,8 @@ instead. Oracles: the tampered file's smallest class counted by a plain GROUP BY
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 from warehouse_steps import histogram_in_warehouse, invoke, release_in_warehouse, warehouse_spec, warehouse_with
@@ -192,3 +194,42 @@ def test_a_faithful_export_of_a_typed_column_at_level_0_passes_its_check(tmp_pat
                              f"'{changed}' (FORMAT PARQUET)")
     refused = invoke("check", changed, "--against", report)
     assert refused.exit_code == 4 and f"generalization.{column}.labels" in refused.output, refused.output
+
+
+def _many_texts(kind: str) -> dict[str, str]:
+    """25 values (more than the 20 labels a report lists) with their warehouse text: Trino writes a DOUBLE
+    as 2.9E1, Snowflake a TIMESTAMP_NTZ with its milliseconds (as `_warehouse_release_of`'s cases)."""
+    if kind == "DOUBLE":
+        return {str(v): f"{v / 10}E1" for v in range(20, 45)}
+    return {f"2024-05-{d:02d} 08:30:00": f"2024-05-{d:02d} 08:30:00.000" for d in range(1, 26)}
+
+
+@pytest.mark.parametrize("dialect, column, rule, kind", [("trino", "age", "bands", "DOUBLE"),
+                                                         ("snowflake", "d", "dates", "TIMESTAMP")])
+def test_a_faithful_export_of_a_typed_column_of_more_labels_than_listed_passes_its_check(tmp_path, dialect, column,
+                                                                                          rule, kind):
+    """Was (ninety-eighth round): with more than 20 labels the report lists its first 20 and their
+    count, and those were compared as written: the faithful export of a DOUBLE released at level 0 by
+    Trino ('2.0E1' … against the file's 20.0 …) was refused, exit 4, as the one of 20 or fewer labels
+    was before the ninety-seventh round. The listed labels are read as values of the file column's type
+    and must all be among the file's; their count is the file's. Oracle: the release built by hand from
+    the 25 values; the same file with a listed value changed into a new one (its rows of 29 made 45, or
+    a day moved a minute: the count unchanged), or merged into another (the count one less), is refused."""
+    texts = _many_texts(kind)
+    released, report = _warehouse_release_of(tmp_path, dialect, column, rule, texts, kind)
+    listed = json.loads(report.read_text())["generalization"][column]
+    assert listed["label_count"] == 25 and listed["labels"] == sorted(texts.values())[:20], listed
+    checked = invoke("check", released, "--against", report)
+    assert checked.exit_code == 0, checked.output
+    assert f"the labels of column '{column}' were found among the file's values" in checked.output, checked.output
+    page = invoke("report", report, "--release", released, "--html", tmp_path / "page.html")
+    assert page.exit_code == 0, page.output
+    first = sorted(texts)[9]
+    new, merged = ("45", sorted(texts)[10]) if kind == "DOUBLE" else ("2024-05-10 08:31:00", sorted(texts)[10])
+    for other, says in ((new, f"generalization.{column}.labels"), (merged, f"generalization.{column}.label_count")):
+        changed = tmp_path / "changed.parquet"
+        duckdb.connect().execute(f"COPY (SELECT * REPLACE (CASE WHEN {column} = CAST('{first}' AS {kind}) THEN "
+                                 f"CAST('{other}' AS {kind}) ELSE {column} END AS {column}) FROM '{released}') TO "
+                                 f"'{changed}' (FORMAT PARQUET)")
+        refused = invoke("check", changed, "--against", report)
+        assert refused.exit_code == 4 and says in refused.output, refused.output

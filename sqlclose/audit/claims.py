@@ -449,7 +449,10 @@ def _unread_counts(per_level: Mapping[str, Any]) -> list[str]:
             for lv, n in per_level.items() if not lv.isdigit() or n is None]
 
 
-def label_claims(doc: dict, figures: ReleaseFigures, shown: int) -> list[str]:
+def label_claims(doc: dict, among: Mapping[str, int], figures: ReleaseFigures, shown: int) -> list[str]:
+    """Each column's label count, and its labels: the file's first ``shown``; for a column of ``among``
+    (a warehouse's level-0 labels, listed in its text order), each one of the file's values (``among``:
+    how many of the file's values they are)."""
     problems: list[str] = []
     for name, g in doc["generalization"].items():
         found = (figures.labels or {}).get(name)
@@ -457,7 +460,12 @@ def label_claims(doc: dict, figures: ReleaseFigures, shown: int) -> list[str]:
             continue
         problems += differs(f"generalization.{name}.label_count", g.get("label_count"), found.count,
                             "the file holds")
-        if list(g.get("labels") or []) != found.first[:shown]:
+        if name in among:
+            if among[name] != len(g["labels"]):
+                problems.append(f"generalization.{name}.labels: the report says {as_json(g['labels'])}, the file "
+                                f"holds {among[name]} of them as values of its column (its own labels not shown: "
+                                "a file that is not the release may hold raw values)")
+        elif list(g.get("labels") or []) != found.first[:shown]:
             # The file's own labels are not shown: a file that is not the release (the raw table
             # given by mistake) holds raw values, and the message lands in job logs.
             problems.append(f"generalization.{name}.labels: the report says {as_json(g.get('labels'))}, the file's "

@@ -67,6 +67,8 @@ class ReleaseFigures:
     squared_sizes: int = 0  # Σ class size²
     labels: Mapping[str, LabelFigures] | None = None
     labels_read: Mapping[str, list[str]] | None = None  # ``release_figures``' ``read_labels``, as the file's values
+    # Per column of ``labels_read``: how many distinct values of the file's column are among them.
+    labels_held: Mapping[str, int] | None = None
 
 
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
@@ -98,7 +100,8 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             labels = {name: replace(f, rows_by_label=counted[name]) if name in counted else f
                       for name, f in labels.items()}
             read = _read_as_values(engine, relation, read_labels or {})
-            return ReleaseFigures(columns, labels=labels, labels_read=read, **sizes)
+            held = {name: _values_among(engine, relation, name, texts) for name, texts in read.items()}
+            return ReleaseFigures(columns, labels=labels, labels_read=read, labels_held=held, **sizes)
         finally:
             if given is None:
                 engine.close()
@@ -132,6 +135,17 @@ def _read_as_values(engine: Engine, relation: exp.Expression,
         if None not in read:
             out[name] = read
     return out
+
+
+def _values_among(engine: Engine, relation: exp.Expression, name: str, texts: Sequence[str]) -> int:
+    """How many of the column's distinct values, as text, are among ``texts``: a report listing only
+    the first labels of a warehouse's level-0 column lists them in the warehouse's text order, which
+    the file's values (29.0 for '2.9E1') do not follow, so they are looked for rather than compared
+    with the file's first ones."""
+    value = q.col("value", "v")
+    held = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(q.text_values(relation, name).as_("v")).where(
+        exp.In(this=value, expressions=[exp.Literal.string(text) for text in texts]))
+    return int(engine.fetch_row(held)["n"])
 
 
 def _rows_by_label(engine: Engine, relation: exp.Expression,

@@ -92,7 +92,7 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
         if spec.source is not None:
             protected += [(p, "the spec's source") for p in
                           [*([spec.source.path] if spec.source.path else []), *query_files(spec.source)]]
-    source = _source_path(doc["input"].get("source"))
+    source = _source_path(doc["input"])
     if source is not None:
         protected.append((source, "the input the release was made from"))
     hierarchies = doc.get("hierarchies") if isinstance(doc.get("hierarchies"), dict) else {}
@@ -101,12 +101,18 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
     return protected + folder_releases_around(html_path)
 
 
-def _source_path(label: object) -> Path | None:
-    """The path in a report's ``input.source`` (``data.csv``, ``db.duckdb (table t)``, ``query over
-    data.parquet``); None for a source that is no file (``pandas DataFrame``, ``arrow table``, ``query``)."""
-    from sqlclose.prepare.sources import IN_MEMORY_LABELS
+def _source_path(recorded: dict) -> Path | None:
+    """The path the report's input was read from: its ``input.path`` (null for a source that is no
+    path: a DataFrame, a relation, …); for a report before 8.2, read from its ``input.source`` words
+    (``data.csv``, ``db.duckdb (table t)``, ``query over data.parquet``; none for ``pandas DataFrame``,
+    ``arrow table``, ``query``), which a file's own name may spell."""
+    from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
 
-    if not isinstance(label, str) or label in (*IN_MEMORY_LABELS, "query", ""):
+    if "path" in recorded:
+        path = recorded["path"]
+        return Path(path) if isinstance(path, str) and path else None
+    label = recorded.get("source")
+    if not isinstance(label, str) or label in (ARROW_LABEL, PANDAS_LABEL, "query", ""):
         return None
     label = label.removeprefix("query over ")
     if label.endswith(")") and " (table " in label:

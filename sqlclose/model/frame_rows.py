@@ -16,13 +16,11 @@ from typing import Any
 import numpy as np
 
 from sqlclose.errors import HierarchyError
+from sqlclose.model.missing_values import refuse_missing_leaf
 
 # What to do for a cell pandas reads as missing: read the file as text, or give the file itself.
 READ_AS_TEXT = ("read a hierarchy file as text, pd.read_csv(path, sep=\";\", header=None, dtype=str, "
                 "keep_default_na=False), or give the file itself (file = path)")
-# What a NULL of the data is instead of a leaf of a tree (None or pandas' NA among its leaves).
-NULL_FOLLOWS_ITS_POLICY = ("a NULL of the data follows its column's nulls policy (nulls = \"value\" reads it as its "
-                           "null_value, a leaf to list as text)")
 
 
 def is_data_frame(value: object) -> bool:
@@ -68,8 +66,5 @@ def pandas_leaves(values: Any, group: Callable[[], str]) -> np.ndarray:
     pandas = sys.modules["pandas"]
     missing = np.asarray(pandas.isna(values))
     if missing.any():
-        cell = values.to_numpy(dtype=object)[int(np.argmax(missing))]
-        raise HierarchyError(f"{group()} lists a missing value ({cell!r} in pandas) among its leaves: a missing "
-                             f"value is no leaf; {NULL_FOLLOWS_ITS_POLICY}: leave it out of the tree "
-                             "(….dropna().unique())")
+        refuse_missing_leaf(values.to_numpy(dtype=object)[int(np.argmax(missing))], group, in_pandas=True)
     return values.to_numpy()

@@ -29,15 +29,10 @@ from sqlglot import exp
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
-from sqlclose.model.frame_rows import (
-    NULL_FOLLOWS_ITS_POLICY,
-    data_frame_rows,
-    is_data_frame,
-    is_pandas_array,
-    pandas_leaves,
-)
+from sqlclose.model.frame_rows import data_frame_rows, is_data_frame, is_pandas_array, pandas_leaves
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.mending import QUERY, is_warehouse
+from sqlclose.model.missing_values import is_missing, refuse_missing_leaf
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
 
@@ -369,14 +364,13 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     TIMESTAMP, TIMESTAMPTZ or TIME. A list or a table is no leaf: it was stringified
     (``"['flu']"``), a value no column holds; nor is a pandas Series, Index or array, whose text
     (its repr, the data's values in it) was taken for one leaf; nor is None (from Python:
-    ``df.col.unique()`` of a column with NULLs), which was the leaf ``"None"``. A container is
+    ``df.col.unique()`` of a column with NULLs), which was the leaf ``"None"``, nor any other missing
+    value (NaN, TOML's ``nan``, NA, NaT: ``missing_values``), which was ``'nan'``. A container is
     named by what it is (``shown``), never by its items: a tree built from the data holds the
     data's values (docs/what-a-release-reveals.md). The group is named only when a leaf is refused:
     its text (a join, ``shown``) for every leaf was a tenth of ``Hierarchy.from_tree`` on 200,000."""
-    if leaf is None:
-        raise HierarchyError(f"{origin}: group {_group(ancestors)} lists None among its leaves: a missing value is "
-                             f"no leaf (it was taken as the text 'None'); {NULL_FOLLOWS_ITS_POLICY}: leave None out "
-                             "of the tree")
+    if is_missing(leaf):
+        refuse_missing_leaf(leaf, lambda: f"{origin}: group {_group(ancestors)}")
     if isinstance(leaf, (Iterable, np.ndarray)) and not isinstance(leaf, _SCALARS):  # a pandas Series, an Index too
         raise HierarchyError(f"{origin}: group {_group(ancestors)} lists {shown(leaf)} among its leaves; a leaf is "
                              "one value (text, a number, true or false): list the values themselves (\"*\" = "

@@ -19,6 +19,7 @@ import numpy as np
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.hierarchy import MOMENT_UNITS, group_labels, group_leaves, is_leaf_list, value_text
+from sqlclose.model.missing_values import is_missing, refuse_missing_leaf
 from sqlclose.model.text import shown
 
 
@@ -88,7 +89,11 @@ def plain_leaf(leaf: Any, groups: tuple[str, ...] = ()) -> Any:
     written as the same text (``np.int64(43)`` as 43, a datetime64 of seconds as a datetime), else
     as its text (a datetime64 of nanoseconds, which no Python datetime holds). One without such a
     text (a float32, NaT) is refused (HierarchyError, naming its group: ``plain_tree`` makes it the
-    ValueError pydantic names the field by), as the tree refuses it."""
+    ValueError pydantic names the field by), as the tree refuses it; so is a missing value but None
+    (NaN, TOML's ``nan``, NA, NaT: ``missing_values``), which the spec's hash could not write or wrote
+    as a leaf ('nan'). None is left to the tree, which names its column."""
+    if leaf is not None and is_missing(leaf):
+        refuse_missing_leaf(leaf, lambda: f"group {_group_path(groups)}")
     if not isinstance(leaf, np.generic):
         return leaf
     text = value_text(leaf, f"group {_group_path(groups)}")

@@ -118,6 +118,9 @@ class Problem:
     leaf_counts: list[np.ndarray]
     released: list[str] = field(default_factory=list)  # the columns the release holds, in input order
     label: str = ""  # the source, for messages
+    # Where a message tells the user to change a column (``model.mending``: the source's ``Opened.kind``,
+    # or the warehouse a histogram counts), never read back from ``label``, which a file's path may spell.
+    kind: str = mending.QUERY
     # False when the base holds the rows as they stand, one per row (``_groups_base``).
     base_grouped: bool = True
     # Such a base stored as the SQL search's packed keys, the base a view unpacking them
@@ -256,7 +259,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     sas = [dataclasses.replace(sa, q=_reference_counts(margins, j, sa)) for j, sa in enumerate(unmeasured)]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), values, leaf_counts, released, source_label,
-                   base_grouped=grouped, stored_keys=stored, base_scan=scan)
+                   kind, base_grouped=grouped, stored_keys=stored, base_scan=scan)
 
 
 def _packing(qis: Sequence[QuasiIdentifierColumn], sas: Sequence[SensitiveColumn]) -> Packing | None:

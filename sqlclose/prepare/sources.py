@@ -82,12 +82,6 @@ _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 
 
 
-
-# How a source held in memory is named in messages and reports (what it cannot take, a [source]
-# query, is told by these labels: ``writers``, ``cli.report``).
-IN_MEMORY_LABELS = (ARROW_LABEL, PANDAS_LABEL)
-
-
 @dataclass
 class Opened:
     """A readable source: its engine, the relation to select FROM, a label, the files it reads."""
@@ -113,6 +107,11 @@ class Opened:
     # A path given in place of the spec's [source] (``api.open_for``): the command an error names to
     # list a column's values is told to read it (--data), not the spec's own source.
     given_path: Path | None = None
+    # The file, folder or pattern its rows are read from, as given (a file source's path, a [source]
+    # query's): None for a source that is no path (a DataFrame, an Arrow table, a relation, a caller's
+    # table, Spark's). A report records it (``input.path``), where ``cli.report`` finds the input a page
+    # must not replace: a Parquet folder named "query" or "arrow table" was taken for no file by its label.
+    path: Path | None = None
 
     def __post_init__(self) -> None:
         self.stamps = {**stamps_of(f for f in self.files if str(f) not in self.stamps), **self.stamps}
@@ -436,7 +435,8 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         if own:
             engine.close()
         raise
-    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source), *views])
+    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source), *views],
+                  path=source.path)
 
 
 def query_files(source: Source | None) -> list[Path]:
@@ -766,7 +766,7 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     # A folder or a pattern is an input as a whole: an output inside it (or matching it) would be
     # read back as input rows by the next run.
     return Opened(engine, relation, label, files + ([source.path] if folder or source.is_pattern else []),
-                  stamps=stamps)
+                  stamps=stamps, path=source.path)
 
 
 def _refuse_locked(e: Exception, label: str) -> None:

@@ -138,6 +138,7 @@ class Release:
     selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
     node_given: bool = False  # the node was given (``at``, --node), not the search's optimum
     searched_rows: SearchedRows | None = None  # a source the caller may change: refused if it did (``SearchedRows``)
+    source_path: Path | None = None  # the path its rows were read from (``Opened.path``): the report's input.path
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
@@ -443,7 +444,8 @@ class Release:
             sqlclose_build=build(),
             created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             spec_sha256=files.keyed(self.digest_key, self.spec_sha256),
-            input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
+            input=InputSummary(source=self.source_label, path=_text_or_none(self.source_path),
+                               rows=p.input_rows, fingerprint=p.fingerprint,
                                fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
                                dropped_null_rows=p.dropped_rows),
             **self._search_section(),
@@ -570,3 +572,7 @@ def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> floa
 
 def _listed(node: dict[str, int]) -> str:
     return ", ".join(f"{name}={level}" for name, level in node.items())
+
+
+def _text_or_none(path: Path | None) -> str | None:
+    return None if path is None else str(path)

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "8.1"  # 8: a table output's content_digest is sha256-rows-v2; 8.1: warehouse.verification_models
+# 8: a table output's content_digest is sha256-rows-v2; 8.1: warehouse.verification_models; 8.2: input.path
+SCHEMA_VERSION = "8.2"
 
 
 class _Model(BaseModel):
@@ -28,6 +29,11 @@ class _Model(BaseModel):
 
 class InputSummary(_Model):
     source: str = Field(description="The source's path or kind (as given), for the operator.")
+    path: str | None = Field(None, description="The file, folder or pattern the rows were read from, as given (a "
+                             "file source's, a [source] query's path); null for a source that is no path (a "
+                             "DataFrame, an Arrow table, a DuckDB relation or table, Spark's). What a page or an "
+                             "output must not replace: `source` is words, which a file's name may spell. Absent "
+                             "from reports before 8.2.")
     rows: int = Field(description="Rows read from the source.")
     fingerprint: str | None = Field(description="Keyed fingerprint of the input (sum over rows of a keyed hash; "
                                     "see sql/fingerprint.sql; then, after a colon, a keyed hash of the columns' "

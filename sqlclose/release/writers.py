@@ -30,10 +30,11 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import TableSlot, holds_variant_or_union, table_slot
 from sqlclose.errors import DatabaseLocked, EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
+from sqlclose.model import mending
 from sqlclose.model.spec import Output, catalog_name, default_report_path, table_parts, typed_name
 from sqlclose.model.text import agreeing, counted, named
 from sqlclose.prepare.problem import Problem
-from sqlclose.prepare.sources import IN_MEMORY_LABELS
+from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
 from sqlclose.release import database_file, files, placing, recovery
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.table_digest import content_digest, refuse_untold
@@ -233,7 +234,7 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
     if output_format in PARQUET_FORMATS and columns:
-        _refuse_unkept(problem.engine, query, [], problem.label)
+        _refuse_unkept(problem.engine, query, [], problem.kind)
     if output_format == "csv" and columns and isinstance(problem.engine, DuckDBEngine):
         _refuse_nested(problem.engine.column_types(query))
     if output_format == "duckdb" and columns and isinstance(problem.engine, DuckDBEngine):
@@ -261,7 +262,7 @@ def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: li
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
     problem = release.problem
     refuse_invalid_text(problem)
-    _refuse_unkept(problem.engine, query, params, problem.label)
+    _refuse_unkept(problem.engine, query, params, problem.kind)
 
 
 def refuse_invalid_text(problem: Problem) -> None:
@@ -275,7 +276,12 @@ def refuse_invalid_text(problem: Problem) -> None:
     problem.text_checked = True
 
 
-def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: str = "") -> None:
+# How the advice names a source held in memory, by its kind (``Problem.kind``), never by its label: a
+# Parquet file named "arrow table" was told to convert its column in the Arrow table (ninety-eighth round).
+_IN_MEMORY_NAMES = {mending.ARROW: ARROW_LABEL, mending.PANDAS: PANDAS_LABEL}
+
+
+def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source_kind: str = mending.QUERY) -> None:
     unkept = engine.parquet_unkept_columns(query, params)
     if not unkept:
         return
@@ -289,8 +295,8 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
     why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
     where = f"give it in a [source] query as {fix.format(c=quoted)}"
-    if source in IN_MEMORY_LABELS:
-        where = f"convert it in the {source} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
+    if (held := _IN_MEMORY_NAMES.get(source_kind)) is not None:
+        where = f"convert it in the {held} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
     raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
                      f"{where}{_other_formats(kind)}")
 
