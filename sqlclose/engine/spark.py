@@ -96,19 +96,19 @@ def _table(name: str) -> exp.Table:
 
 
 def _running_session() -> SparkSession | None:
-    """The session already running in this process (a notebook's), active in this thread or made in
-    another: the one ``getOrCreate`` would hand back. It is its owner's. ``getOrCreate`` with our
-    settings applied them to it for good (its time zone UTC, its shuffle partitions 2, its app's
-    name), and our log configuration to its JVM and Python loggers (review, ninety-eighth round)."""
+    """The session already running in this process (a notebook's), made in this thread or another:
+    the one ``getOrCreate`` would hand back (not the thread's active one, which a ``newSession``'s
+    DataFrame makes active). It is its owner's: ``getOrCreate`` with our settings applied them to it
+    for good (its time zone UTC, its shuffle partitions 2, its app's name), and our log configuration
+    to its JVM and Python loggers (review, ninety-eighth round)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
         raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    made = getattr(SparkSession, "_instantiatedSession", None)  # the default session, made in another thread
-    return made if made is not None and made._sc._jsc is not None else None
+    made = getattr(SparkSession, "_instantiatedSession", None)  # the process's default session, in any thread
+    if made is not None and made._sc._jsc is not None:
+        return made
+    return SparkSession.getActiveSession()
 
 
 def _own_session(master: str, conf: Mapping[str, str]) -> SparkSession:
