@@ -11,16 +11,26 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from sqlclose._version import __version__
-from sqlclose.errors import (
+from sqlclose.errors import (  # every kind of failure, by its exit code, and the warnings (README "Errors in Python")
     DataError,
+    EngineError,
+    EngineFault,
+    EngineOutOfMemory,
+    EnvironmentFailure,
     HierarchyError,
+    HierarchyWarning,
     InputError,
+    LimitWarning,
     NoSolutionError,
+    NotLeavesError,
+    NullsError,
     OptionError,
     OutputExistsError,
     SpecError,
     SqlcloseError,
+    SqlcloseWarning,
     VerificationError,
+    WaitWarning,
 )
 
 if TYPE_CHECKING:
@@ -66,5 +76,7 @@ __all__ = [
     "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive",
     "HierarchySpec", "Privacy",
     "Hierarchy", "Release", "SqlcloseError", "InputError", "SpecError", "HierarchyError", "DataError",
-    "OptionError", "OutputExistsError", "NoSolutionError", "VerificationError", "__version__",
+    "OptionError", "OutputExistsError", "NoSolutionError", "VerificationError", "NotLeavesError", "NullsError",
+    "EngineError", "EngineFault", "EngineOutOfMemory", "EnvironmentFailure",
+    "SqlcloseWarning", "LimitWarning", "HierarchyWarning", "WaitWarning", "__version__",
 ]

@@ -51,8 +51,12 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     a ``(duckdb connection, "schema.table")`` pair (split as ``[source] table`` is: ``'main."a.b"'``),
     a DuckDB relation, a pyarrow Table, a pandas DataFrame or a Spark DataFrame (on a Spark
     engine); ``None`` takes the spec's ``[source]``
-    (also a query, a glob pattern or a warehouse table). Raises ``NoSolutionError`` when no node
-    satisfies, ``InputError`` (bad input) or ``SpecError`` (a bad spec) before anything is written.
+    (also a query, a glob pattern or a warehouse table). Returns the ``Release`` (a ``GaaRelease``
+    under GAA), open until closed (``with``): ``write`` it (verified, with its report, which it
+    returns) or read it (``to_arrow``, ``summary``). Raises ``NoSolutionError`` when no node
+    satisfies, ``InputError`` (bad input: ``SpecError``, ``DataError``…) before anything is written,
+    ``EngineError`` or ``EnvironmentFailure``; ``write`` raises ``VerificationError`` too. Each is
+    importable from ``sqlclose`` (README, "Errors in Python").
     ``fingerprint_key`` (default: $SQLCLOSE_FINGERPRINT_KEY) is the operator's secret that keys
     the input fingerprint in the report; without one the report records no fingerprint.
     ``node`` (as ``Release.at`` takes it) returns the release at that satisfying node instead of

@@ -95,6 +95,50 @@ def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
+def _running_session() -> SparkSession | None:
+    """The session already running in this process (a notebook's), made in this thread or another:
+    the one ``getOrCreate`` would hand back (not the thread's active one, which a ``newSession``'s
+    DataFrame makes active). It is its owner's: ``getOrCreate`` with our settings applied them to it
+    for good (its time zone UTC, its shuffle partitions 2, its app's name), and our log configuration
+    to its JVM and Python loggers (review, ninety-eighth round)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
+    made = getattr(SparkSession, "_instantiatedSession", None)  # the process's default session, in any thread
+    if made is not None and made._sc._jsc is not None:
+        return made
+    return SparkSession.getActiveSession()
+
+
+def _own_session(master: str, conf: Mapping[str, str]) -> SparkSession:
+    """A session of our own, started with ``conf`` over ``DEFAULT_CONF``, logging quietly."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName("sqlclose")
+    for key, value in {**DEFAULT_CONF, **conf}.items():
+        builder = builder.config(key, str(value))
+    session = builder.getOrCreate()
+    log_quietly(session)
+    quiet_query_context_logs()
+    return session
+
+
+def _warn_unapplied(session: SparkSession, master: str | None, conf: Mapping[str, str]) -> None:
+    """Settings asked of a session of our own that a session already running holds otherwise: left
+    unapplied, said (they change how fast a release is made, never the release: ``EngineSettings``)."""
+    unlike = [key for key, value in conf.items() if session.conf.get(key, None) != str(value)]
+    if master is not None and master != session.sparkContext.master:
+        unlike.insert(0, "master")
+    if unlike:
+        from sqlclose.errors import SqlcloseWarning
+
+        warnings.warn(f"a Spark session already runs in this process, and sqlclose runs on it as its owner set it: "
+                      f"{', '.join(unlike)} asked of the engine {agreeing(len(unlike), 'is', 'are')} not applied to "
+                      "it; set them on the session yourself, or run the job in a process of its own (the sqlclose "
+                      "command)", SqlcloseWarning, stacklevel=3)
+
+
 
 def _exact_json(value: exp.Expression) -> exp.Expression:
     """``value`` (a struct, map or array) as JSON that tells apart any two unlike values: times to
@@ -385,31 +429,27 @@ class SparkEngine(Engine):
         return _exact_json(value)
     unwritten_partition_text = ("", "__HIVE_DEFAULT_PARTITION__")  # both written as the NULL folder
 
-    def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
+    def __init__(self, session: SparkSession | None = None, master: str | None = None,
                  conf: Mapping[str, str] | None = None, cache_levels: bool = False,
                  local_search: bool = True) -> None:
-        """``cache_levels``: keep each lattice level as a cached DataFrame instead of shipping it
+        """``session``: the caller's, run on as its owner set it; without one, the session already
+        running in the process (a notebook's) is taken as the caller's too, else one of our own is
+        started with ``master`` (default "local[2]") and ``conf`` over ``DEFAULT_CONF``.
+        ``cache_levels``: keep each lattice level as a cached DataFrame instead of shipping it
         back as a local relation. Measured 1.8× slower in local mode (Adult search 21 s vs 12 s):
         off by default; it may pay on a cluster, where the driver is far from the executors.
         ``local_search``: run the search in a local DuckDB over the collected base histogram when
         it is small enough (search/hybrid.py); False keeps every query on Spark."""
-        self._own = False  # a session the caller gave, or already had active, is theirs: never stopped here
+        self._own = False  # a session the caller gave, or already had running, is theirs: never stopped here
         self.cache_levels = cache_levels
         self.local_search = local_search
         if session is None:
-            try:
-                from pyspark.sql import SparkSession
-            except ImportError as e:
-                raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
-            builder = SparkSession.builder.master(master).appName("sqlclose")
-            for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
-                builder = builder.config(key, str(value))
-            # getOrCreate returns a session already active in this process (a notebook's): closing this
-            # engine stopped it under its owner (CI: every later Spark test of the worker failed).
-            self._own = SparkSession.getActiveSession() is None
-            session = builder.getOrCreate()
-            log_quietly(session)
-            quiet_query_context_logs()
+            session = _running_session()
+            if session is not None:
+                _warn_unapplied(session, master, conf or {})
+            else:
+                session = _own_session(master or "local[2]", conf or {})
+                self._own = True
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
