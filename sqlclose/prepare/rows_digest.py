@@ -15,6 +15,7 @@ names and types are part of the digest. Other engines keep the keyed fingerprint
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 from sqlglot import exp
@@ -41,7 +42,9 @@ def rows_digest(engine: Engine, relation: exp.Expression, key: str) -> str:
                else relation.copy().as_("src"))
     with engine.texts_in_utc():  # a nested TIMESTAMPTZ's text as every session gives it
         rows = str(engine.fetch_row(query, params.values)["digest"])
-    return f"{rows}:{json.dumps([[field.name, str(field.type)] for field in schema])}"
+    # The types as Arrow gives them, a zone's name aside (as ``keyed_fingerprint``'s): a TIMESTAMPTZ
+    # reads in the session's zone, the same instants.
+    return f"{rows}:{json.dumps([[field.name, re.sub(r'tz=[^]>,]+', 'tz', str(field.type))] for field in schema])}"
 
 
 def _hashed(column: exp.Expression, kind: pa.DataType) -> list[exp.Expression]:
@@ -50,7 +53,7 @@ def _hashed(column: exp.Expression, kind: pa.DataType) -> list[exp.Expression]:
     if pa.types.is_floating(kind):
         return [column, exp.Anonymous(this="SIGNBIT", expressions=[column.copy()])]
     if pa.types.is_interval(kind) or pa.types.is_duration(kind) or pa.types.is_nested(kind) \
-            or pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind) \
-            or isinstance(kind, pa.ExtensionType):
+            or pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind) \
+            or pa.types.is_dictionary(kind) or pa.types.is_null(kind) or isinstance(kind, pa.ExtensionType):
         return [exp.Collate(this=exp.Cast(this=column, to=exp.DataType.build("VARCHAR")), expression=_BYTES.copy())]
     return [column]
