@@ -179,3 +179,56 @@ def test_a_check_of_a_table_changed_between_its_passes_is_refused(table3, monkey
                                                   r"fingerprint differs\): the figures would mix rows"):
         sqlclose.check((table3["con"], "people"), ["zip", "age"], ["disease"])
     assert changed
+
+
+def test_a_sweep_over_a_frame_whose_float_changed_sign_between_its_passes_is_refused(table3, monkeypatch) -> None:
+    """Ninety-eighth round: a sweep's and a check's live source is digested typed, not cast to text
+    (``rows_digest``), and -0.0 and 0.0 hash alike: the digest hashes a float's sign beside it. A
+    pandas DataFrame's float buffer is shared with the Arrow table DuckDB reads; one row's 0.0 made
+    -0.0 in place between prepare's passes is refused. Unchanged, the sweep runs."""
+    import pandas as pd
+
+    import sqlclose.prepare.problem
+    from sqlclose.sweep import sweep
+
+    frame = pd.read_csv(table3["dir"] / "table3.csv", dtype={"zip": str})
+    frame["weight"] = [0.0] * len(frame)
+    assert [r["status"] for r in sweep(frame, table3["spec"], [2, 3]).rows] == ["ok", "ok"]
+    original, changed = sqlclose.prepare.problem._check_values, []
+
+    def values_then_changed(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if not changed:
+            frame.loc[0, "weight"] = -0.0  # in place: the buffer DuckDB reads
+            changed.append(True)
+        return result
+
+    monkeypatch.setattr(sqlclose.prepare.problem, "_check_values", values_then_changed)
+    with pytest.raises(sqlclose.InputError, match=r"pandas DataFrame changed while the sweep read it"):
+        sweep(frame, table3["spec"], [2, 3])
+    assert changed and str(frame["weight"][0]) == "-0.0"
+
+
+@pytest.mark.parametrize("column, before, after", [("weight", "0.0::DOUBLE", "'-0.0'::DOUBLE"),
+                                                    ("seen", "['0.0'::DOUBLE]", "['-0.0'::DOUBLE]"),
+                                                    ("note", "'flu'", "'FLU'")],
+                         ids=["float sign", "nested float sign", "case under NOCASE"])
+def test_a_check_of_a_table_whose_value_changed_only_as_written_is_refused(table3, monkeypatch, column, before,
+                                                                           after) -> None:
+    """Ninety-eighth round: the digest hashes values typed where equal values are written alike; where
+    they are not (a float's sign, nested or not) or a collation ties them (NOCASE: 'flu' and 'FLU'),
+    a row replaced by one differing only there is still a change, refused (the figures' oracle:
+    Table 3's nine ZIP codes are nine, k of 1, when unchanged)."""
+    import sqlclose.audit.check
+
+    con = table3["con"]
+    con.execute("CREATE TABLE typed AS SELECT zip, age, disease, 0.0::DOUBLE AS weight, ['0.0'::DOUBLE] AS seen, "
+                "note::VARCHAR COLLATE NOCASE AS note FROM people")
+    con.execute(f"UPDATE typed SET {column} = {before} WHERE zip = (SELECT min(zip) FROM typed)")
+    assert sqlclose.check((con, "typed"), ["zip", "age"], ["disease"]).data["k"]["reached"] == 1
+    change = (f"CREATE OR REPLACE TABLE typed AS SELECT * REPLACE (CASE WHEN zip = (SELECT min(zip) FROM typed) "
+              f"THEN {after} ELSE {column} END AS {column}) FROM typed")
+    changed = _changed_after(sqlclose.audit.check, "_audit", con, change, monkeypatch)
+    with pytest.raises(sqlclose.InputError, match=r"duckdb table typed changed while it was checked"):
+        sqlclose.check((con, "typed"), ["zip", "age"], ["disease"])
+    assert changed

@@ -368,3 +368,30 @@ def test_doubles_postgres_writes_alike_are_refused_before_they_are_banded(tmp_pa
             "the warehouse writes those values alike") in told and "extra_float_digits = 1" in told, told
     assert "39.9" not in told
     assert not (tmp_path / "release.sql").exists()
+
+
+def test_an_interval_released_at_its_leaves_keeps_its_tie_key_in_postgres(tmp_path, postgres):
+    """Ninety-eighth round: a quasi-identifier at its leaves whose texts are digits goes without a tie
+    key (``warehouse.never_tied``: n, 1 and 2); an interval holding 1 day and 24 hours, which Postgres
+    compares equal and writes apart ('1 day', '24:00:00'), keeps it. Oracle: the same rows stored in two
+    orders give one release, sorted by hand by x's text in byte order ('1' before '2'), then by n."""
+    rules = ('[privacy]\nk = 2\n[quasi_identifiers]\nx = { tree = { "*" = ["1 day", "24:00:00"] } }\n'
+             'n = { tree = { "*" = ["1", "2"] } }\n')
+    rows = [f"(INTERVAL '{x}', {n})" for n in (1, 2) for x in ("24 hours", "1 day", "24 hours", "1 day")]
+    released = []
+    for name, stored in (("spans_forward", rows), ("spans_reversed", rows[::-1])):
+        postgres.psql(f"CREATE TABLE {name}(x INTERVAL, n BIGINT)")
+        postgres.psql(f"INSERT INTO {name} VALUES {', '.join(stored)}")
+        folder = tmp_path / name
+        folder.mkdir()
+        made = _through_postgres(folder, postgres, name, ["x", "n"], rules)
+        assert made.exit_code == 0, made.output
+        query = (folder / "release.sql").read_text()
+        keys = query.split("ORDER BY", 1)[1]
+        assert 'CAST("x" AS VARCHAR) COLLATE "C" ASC' in keys and 'CAST("n" AS VARCHAR)' not in keys, keys
+        released.append(postgres.psql(f"COPY ({query}) TO STDOUT").splitlines())
+        postgres.copy_out((folder / "release.verify.sql").read_text(), folder / "check.csv")
+        assert (folder / "check.csv").read_text().splitlines()[1].endswith(",t")
+    expected = ["1 day\t1", "1 day\t1", "1 day\t2", "1 day\t2", "24:00:00\t1", "24:00:00\t1", "24:00:00\t2",
+                "24:00:00\t2"]
+    assert released == [expected, expected], released

@@ -60,7 +60,8 @@ from sqlclose.prepare.csv_lines import (
 from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
-from sqlclose.prepare.problem import keyed_fingerprint, missing_column
+from sqlclose.prepare.problem import missing_column
+from sqlclose.prepare.rows_digest import rows_digest
 from sqlclose.prepare.source_labels import (
     ARROW_LABEL,
     PANDAS_LABEL,
@@ -102,7 +103,7 @@ class Opened:
     # source is known, never read back from ``label`` (a file's label is its path, which may be any words).
     kind: str = mending.QUERY
     # A ``live`` source's rows before a pass read them (``keep_rows``): a key of the run's own and
-    # their keyed fingerprint under it, which ``refuse_changed`` compares the rows against.
+    # their digest under it (``rows_digest``), which ``refuse_changed`` compares the rows against.
     rows_kept: tuple[str, str] | None = field(default=None, repr=False)
     # A path given in place of the spec's [source] (``api.open_for``): the command an error names to
     # list a column's values is told to read it (--data), not the spec's own source.
@@ -117,13 +118,13 @@ class Opened:
         self.stamps = {**stamps_of(f for f in self.files if str(f) not in self.stamps), **self.stamps}
 
     def keep_rows(self) -> None:
-        """Fingerprint a ``live`` source's rows (one scan), before a reader's passes, for
+        """Digest a ``live`` source's rows (one scan, ``rows_digest``), before a reader's passes, for
         ``refuse_changed``: a sweep's or check's passes read a caller's table where it lives, and one
         changed between them gave figures of two tables (ninety-seventh round). A source of files is
         told by its stamps."""
         if self.live:
             key = secrets.token_hex(16)
-            self.rows_kept = (key, keyed_fingerprint(self.engine, self.relation, key))
+            self.rows_kept = (key, rows_digest(self.engine, self.relation, key))
 
     def refuse_changed(self, when: str, harm: str) -> None:
         """Refuse (exit 2) figures made from its rows when one of its files changed since it was
@@ -131,7 +132,7 @@ class Opened:
         refuse_changed_files(self.stamps, self.label, when, harm)
         if self.rows_kept is not None:
             key, kept = self.rows_kept
-            if keyed_fingerprint(self.engine, self.relation, key) != kept:
+            if rows_digest(self.engine, self.relation, key) != kept:
                 raise InputError(f"{self.label} changed {when} (its rows' fingerprint differs): {harm}")
 
     @property

@@ -20,6 +20,7 @@ collation, said ok to classes below k.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,7 +122,8 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
     labelled = {lk.coded.name for lk in lookups if lk.labels is not None}
     as_is = [name for name in columns if name not in labelled]
-    query = inline(with_byte_ties(sorted_by_text(in_binary(query), kept), as_is, kept), params.values)
+    tied = [name for name in as_is if name not in never_tied(lookups)]
+    query = inline(with_byte_ties(sorted_by_text(in_binary(query), kept), tied, kept), params.values)
     for lk in lookups:
         rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
                 + ([exp.Literal.string(label)] if lk.labels is not None else [])
@@ -381,6 +383,30 @@ def with_byte_ties(query: exp.Expression, as_is: Sequence[str], kept: Sequence[s
             keys.append(exp.Ordered(this=tie, desc=False, nulls_first=False))
     order.set("expressions", keys)
     return query
+
+
+def never_tied(lookups: Sequence[InlineLookup]) -> set[str]:
+    """The quasi-identifiers released as they are (level 0) whose values no order can tie unless they
+    are written alike: their lookup's texts (the only ones the release holds: a row is joined to its
+    lookup by its text, byte for byte) are all digits, none with a leading zero or all of one length.
+    Two such texts are two integers in any numeric type, a float included (its text is one per value;
+    -0 is not digits), and apart under any collation (digits have no case, accent or ignorable weight;
+    one that reads digits as numbers, ICU's numeric ordering, ties 07 and 7 alone). The release cannot
+    know a column's type in the warehouse (the histogram holds its text, and an export's types are
+    not the table's: a Postgres double holding -0 and 0, exported as CSV, reads back as integers), so
+    every other column released as it is keeps its tie key (``with_byte_ties``); a sensitive or kept
+    column is not joined to the texts counted, and keeps it too."""
+    return {lk.coded.name for lk in lookups if lk.labels is None and _apart_as_digits(lk.values)}
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _apart_as_digits(texts: Sequence[str]) -> bool:
+    """Texts of digits alone that no numeric type or collation ties (``never_tied``)."""
+    if not all(_DIGITS.fullmatch(text) for text in texts):
+        return False
+    return len({len(text) for text in texts}) <= 1 or not any(len(text) > 1 and text[0] == "0" for text in texts)
 
 
 def _is_marker(node: exp.Expression, name: str) -> bool:
