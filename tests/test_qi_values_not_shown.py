@@ -81,6 +81,36 @@ def test_validate_of_a_spec_column_names_the_value_only_with_show_values(project
     assert invoke("hierarchy", "validate", target, "--show-values").exit_code == 0
 
 
+@pytest.mark.parametrize("as_table", [False, True], ids=["csv", "duckdb-table"])
+def test_validate_of_a_spec_column_against_other_data_says_to_add_show_values_to_this_command(project, as_table):
+    """Guards against the hint sending the operator to other data: `validate SPEC.toml:age --data
+    people.duckdb --table people` said "`sqlclose hierarchy validate SPEC.toml:age --show-values` lists
+    them", a command that reads the spec's own source, which passes (exit 0): the values of the table
+    checked were never named. Validating against --data, the command that lists them is this one:
+    it says `--show-values`, as the file form does (given a CSV path it had spelled the whole command
+    out). Oracle: the message by hand; the data checked is the project's table (87 no leaf), the
+    spec's source has 47 there (a leaf), so the spec's own data passes."""
+    import duckdb
+
+    (project / "other.csv").write_bytes((project / "table3.csv").read_bytes())
+    data = ["--data", project / "other.csv"]
+    if as_table:
+        with duckdb.connect(str(project / "people.duckdb")) as con:
+            con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, all_varchar = true)",
+                        [str(project / "other.csv")])
+        data = ["--data", project / "people.duckdb", "--table", "people"]
+    table = (project / "table3.csv").read_text()
+    (project / "table3.csv").write_text(table.replace(",87,", ",47,"))
+    target = f"{project / 'spec.toml'}:age"
+    assert invoke("hierarchy", "validate", target).exit_code == 0  # the spec's own source passes
+    counted = invoke("hierarchy", "validate", target, *data)
+    assert counted.exit_code == 2, counted.output
+    assert counted.stderr == f"sqlclose: error: {counted_message(project, '--show-values')}\n"
+    assert_not_shown(counted.stdout, counted.stderr)
+    named = invoke("hierarchy", "validate", target, *data, "--show-values")
+    assert named.exit_code == 2 and named.stderr == f"sqlclose: error: {named_message(project)}\n", named.output
+
+
 def test_validate_of_a_file_with_data_names_the_value_only_with_show_values(project):
     """Guards against the file form (no spec) naming a quasi-identifier's values unasked, or not
     naming them when asked."""

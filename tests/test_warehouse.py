@@ -536,14 +536,17 @@ def test_a_warehouse_release_writes_no_local_file(tmp_path, hostile):
 def test_a_closed_warehouse_release_refuses_its_queries(tmp_path, hostile):
     """Review of the sixty-third round: after close(), write_sql failed inside its report with the
     engine's raw "Connection already closed", and release_sql still gave a query. Oracle: each says
-    the release was closed (InputError, as a local release does), and nothing is written."""
+    the release was closed (InputError, as a local release does), naming the function that makes
+    such a release again (it named sqlclose.anonymize, which refuses a warehouse spec), and nothing
+    is written."""
     folder, spec = hostile
     release = sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb")
     release.release_sql()
     release.close()
     for asked in (release.release_sql, release.verification_sql, lambda: release.write_sql(tmp_path / "r.sql")):
-        with pytest.raises(InputError, match="this release was closed"):
+        with pytest.raises(InputError, match="this release was closed") as refused:
             asked()
+        assert str(refused.value).endswith("make it again with sqlclose.anonymize_histogram")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -108,7 +108,10 @@ def validate(target: str, data: Path | None, column: str | None, sensitive: bool
     except NotLeavesError as e:
         if show_values:
             raise DataError(e.named) from None
-        if _spec_target(target) is None:  # the file form: the command to see them is this one
+        # The file form, or a spec's column checked against --data: the command to see them is this
+        # one (the run's advice, `validate SPEC.toml:C --show-values`, dropped a --table's database
+        # and read the spec's own source instead, which may pass).
+        if _spec_target(target) is None or data is not None:
             raise DataError(e.listed_by("--show-values")) from None
         raise
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -124,6 +124,7 @@ class RunObjects:
 class Release:
     """The result of ``sqlclose.anonymize``: the optimal node and everything measured about it."""
 
+    MADE_BY: ClassVar[str] = "sqlclose.anonymize"  # what makes a closed release again (its error says)
     problem: Problem
     search: SearchResult
     criteria: list[Criterion]
@@ -180,7 +181,7 @@ class Release:
         if self._closed():
             raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
                              "tables it reads went with it: read or write it before closing, or make it again with "
-                             "sqlclose.anonymize")
+                             f"{self.MADE_BY}")
         self.problem.engine.check_open()
 
     def __repr__(self) -> str:
