@@ -191,6 +191,16 @@ def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tu
     return _standing_for(unsearched, chosen)
 
 
+def prepared_source(opened: Opened, spec: Spec, fingerprint_key: str | None = None,
+                    relation: exp.Expression | None = None) -> Problem:
+    """``prepare`` over a source as it was opened (its label; its kind and given path, for the advice
+    its errors give; whether its names may be data), or over ``relation`` made from it. Every caller
+    goes through this module's ``prepare``, the one name tests hook a scan by."""
+    return prepare(opened.engine, opened.relation if relation is None else relation, spec, opened.label,
+                   fingerprint_key, names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
+                   given_path=opened.given_path)
+
+
 def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, SearchedRows | None]:
     """``prepare``'s problem, and the rows it searched, as the release's writes and ``to_arrow`` check
     them (``SearchedRows``). A source its owner may change while the release is open (``Opened.live``)
@@ -201,9 +211,7 @@ def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, Sea
     folder or pattern, a CSV, a database file): their stamps as the source was opened, before a row
     was read (``Opened.stamps``), a change since refused alike."""
     rows_key = key if key is not None or not opened.live else secrets.token_hex(16)
-    problem = prepare(opened.engine, opened.relation, spec, opened.label, rows_key,
-                      names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
-                      given_path=opened.given_path)
+    problem = prepared_source(opened, spec, rows_key)
     if opened.live:
         searched = SearchedRows(opened.relation, rows_key, problem.fingerprint)
     else:
@@ -398,9 +406,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     refuse_blind_search(spec)  # what the run would refuse of its metric, said before the data are read
     opened = open_for(source, spec, None)
     try:
-        problem = prepare(opened.engine, opened.relation, spec, opened.label,
-                          names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
-                          given_path=opened.given_path)
+        problem = prepared_source(opened, spec)
         if as_run:
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         from sqlclose.prepare.plan import describe_problem
@@ -471,8 +477,7 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
     opened = open_for(source, alone, None)
     try:
         relation = _without_dropped_rows(opened, spec, column)
-        problem = prepare(opened.engine, relation, alone, opened.label, names_may_be_data=opened.names_may_be_data,
-                          source_kind=opened.kind, given_path=opened.given_path)
+        problem = prepared_source(opened, alone, relation=relation)
         return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
     finally:
         opened.engine.close()

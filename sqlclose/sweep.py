@@ -27,7 +27,7 @@ from sqlclose.errors import InputError, NoSolutionError, OutputExistsError, Spec
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.model.text import given_items, not_finite
 from sqlclose.model.whole_files import replaced_whole
-from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
+from sqlclose.prepare.problem import Problem, SensitiveColumn
 from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import (
     TOLERANCE,
@@ -443,9 +443,7 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] 
         opened = api.open_for(source, spec, engine)
         try:
             opened.keep_rows()  # a caller's table is read where it lives, at every pass of prepare
-            problem = prepare(opened.engine, opened.relation, spec, opened.label,
-                              names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
-                              given_path=opened.given_path)
+            problem = api.prepared_source(opened, spec)
             # The runs read the histogram prepare made, never the source again: a file replaced, or a
             # caller's table changed, while prepare read it in several passes (values, histogram) gives
             # figures of two inputs.

@@ -494,13 +494,13 @@ def render(query: exp.Expression, dialect: str) -> str:
     refused, whatever the caller (the CLI's ``--dialect``, the spec, or the Python API)."""
     require_dialect(dialect)
     def spelled(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Anonymous) and node.name == BINARY_TEXT:
+        if _is_marker(node, BINARY_TEXT):
             return _binary_text(node.expressions[0].copy(), dialect)
-        if isinstance(node, exp.Anonymous) and node.name == SORT_TEXT:
+        if _is_marker(node, SORT_TEXT):
             return _sort_text(node.expressions[0].copy(), dialect)
         if _is_marker(node, TIE_TEXT):
             return _tie_text(node.expressions[0].copy(), node.expressions[1].this, dialect)
-        if isinstance(node, exp.Anonymous) and node.name == EXACT_DIV:
+        if _is_marker(node, EXACT_DIV):
             return _exact_div(node.expressions[0].copy(), node.expressions[1].copy(), dialect)
         if dialect == "trino" and _is_infinity(node):  # Trino's cast of text reads 'Infinity', not 'inf'
             return exp.Anonymous(this="INFINITY", expressions=[])
