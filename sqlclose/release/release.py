@@ -33,8 +33,9 @@ from sqlclose.model.file_stamps import Stamp, refuse_changed_files
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
-from sqlclose.prepare.problem import Problem, keyed_fingerprint
+from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
+from sqlclose.prepare.rows_digest import rows_digest
 from sqlclose.privacy.cell_distances import distances_of_cells, largest_equal_of_cells
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance, idle_level_warnings
@@ -82,13 +83,13 @@ def measure_node(problem: Problem, criteria: Sequence[Criterion],
 @dataclass(frozen=True)
 class SearchedRows:
     """A source the caller can change while the release is open (a ``(connection, table)`` pair,
-    read where it lives each time), as it was searched: its rows' fingerprint under ``key`` (the
-    operator's secret, or one of the run's own). A release written after an UPDATE held the new
-    rows, re-checked against the new table, under the report's fingerprint of the old one."""
+    read where it lives each time), as it was searched: its rows' digest under a key of the run's own
+    (``rows_digest``, never published). A release written after an UPDATE held the new rows,
+    re-checked against the new table, under the report's fingerprint of the old one."""
 
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
-    fingerprint: str | None  # None: a source of files read where they lie, told changed by ``stamps`` alone
+    fingerprint: str | None  # its rows_digest; None: a source of files read where they lie, told changed by ``stamps`` alone
     # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
     # the source was opened (``Opened.stamps``): a file's device, inode, size and modification time, a
     # folder's the paths and stamps of its table's files (``file_stamps.folder_stamp``). One replaced
@@ -99,12 +100,12 @@ class SearchedRows:
 
     def refuse_changed(self, engine: Any, label: str) -> None:
         """Refuse rows other than the searched ones: a file read at every pass replaced or modified
-        since the source was opened (its stamp), or, for a source the caller holds, one keyed hash
-        of every row, as the search's."""
+        since the source was opened (its stamp), or, for a source the caller holds, the keyed
+        digest of every row taken before the search read one (``rows_digest``)."""
         refuse_changed_files(self.stamps, label, "after the release was searched",
                              "the release would publish rows the search never judged; run the job again on the "
                              "source as it is now")
-        if self.fingerprint is not None and keyed_fingerprint(engine, self.source, self.key) != self.fingerprint:
+        if self.fingerprint is not None and rows_digest(engine, self.source, self.key) != self.fingerprint:
             raise InputError(f"{label} changed after the release was searched (its rows' fingerprint differs): the "
                              "release would publish rows the search never judged; run sqlclose.anonymize again on "
                              "the source as it is now, and leave it unchanged until the release is written (a "
