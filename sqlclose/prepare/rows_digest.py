@@ -1,7 +1,8 @@
-"""Whether a live source's rows changed while a sweep or a check read them (``Opened.keep_rows``).
+"""Whether a live source's rows changed while a run, a sweep or a check read them.
 
 A caller's table, Arrow table or pandas DataFrame is read where it lives at every pass, so its rows
-are digested before the first pass and after the last. The digest is never published (it is kept
+are digested before the first pass and after the last (``Opened.keep_rows`` for a sweep or a check;
+``api._prepared`` and ``SearchedRows`` for a run, its second digest after the release's re-check). The digest is never published (it is kept
 in memory under a key of the run's own), so it need not be the report's keyed fingerprint
 (``problem.keyed_fingerprint``: MD5 of each row cast to text, 1.2–3.3 s per million rows of nine
 columns, the text cast most of it; docs/performance.md, ninety-eighth round). On DuckDB each row
