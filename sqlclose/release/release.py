@@ -54,7 +54,7 @@ from sqlclose.release.report import (
 )
 from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
-from sqlclose.release.writers import Target, write_release
+from sqlclose.release.writers import Target, refuse_unordered, write_release
 from sqlclose.search import SearchResult
 from sqlclose.search.batch_runner import dense_bytes_allowed
 from sqlclose.search.evaluated import Evaluated
@@ -330,6 +330,7 @@ class Release:
     def to_arrow(self) -> pa.Table:
         """The released table (generalized, identifiers dropped, failing classes suppressed)."""
         query, params = self._query()
+        refuse_unordered(self, query, params)
         self._refuse_changed_source()
         return self.problem.engine.fetch(query, params)
 
