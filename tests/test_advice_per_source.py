@@ -114,6 +114,40 @@ def test_minus_zero_and_minus_nan_in_a_callers_table_are_told_its_view():
     assert "NaN with a minus sign" in said and "from a Parquet file" not in said, said
 
 
+@pytest.mark.parametrize("source", ["relation", "view", "query"])
+def test_minus_zero_and_nan_in_a_spaced_column_are_told_a_statement_duckdb_runs(tmp_path, source):
+    """The fix named the column unquoted (``a x + 0.0``, ``isfinite(a x)``): a statement that does not run.
+    Oracle: run as written, it makes a source the run releases, no -0.0 or NaN left in it."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT ['a', 'b'][i % 2 + 1] AS g, CASE WHEN i % 3 = 0 THEN -0.0::DOUBLE ELSE "
+                "0.0::DOUBLE END AS \"a x\", CASE WHEN i % 4 = 0 THEN $1 ELSE 'nan'::DOUBLE END AS \"n y\" "
+                "FROM range(12) r(i)", [_negative_nan()])
+    con.execute(f"COPY t TO '{tmp_path / 't.parquet'}' (FORMAT parquet)")
+    zeros = {"privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree": {"all": ["a", "b"]}}}, "others": "drop",
+             "sensitive": {"a x": {"distinct_l": 1}}}
+    nans = {**zeros, "sensitive": {"n y": {"distance": "equal", "t": 0.9, "nulls": "value", "null_value": "none"}}}
+    for spec, fixed_column in ((zeros, "a x"), (nans, "n y")):
+        if source == "relation":
+            said = refused(con.sql("SELECT * FROM t"), spec)
+            fixed = con.sql(example(said).replace("…", "t"))
+        elif source == "view":
+            said = refused((con, "t"), spec)
+            con.execute(example(said).replace("CREATE VIEW …", "CREATE OR REPLACE VIEW fixed").replace("FROM …",
+                                                                                                       "FROM t"))
+            fixed = (con, "fixed")
+        else:
+            said = refused(str(tmp_path / "t.parquet"), spec)
+            assert "in a [source] query (e.g. " in said, said
+            fixed = None
+            spec = {**spec, "source": {"query": f"SELECT g, {example(said)} AS \"{fixed_column}\" "
+                                                f"FROM '{tmp_path / 't.parquet'}'"}}
+        with sqlclose.anonymize(fixed, spec) as release:
+            values = release.to_arrow().column(fixed_column).to_pylist()
+        expected = [0.0] * 12 if fixed_column == "a x" else [None] * 12
+        assert [v if v is None else abs(v) for v in values] == expected, values
+        assert all(v is None or str(v) == "0.0" for v in values), values  # no -0.0 left
+
+
 @pytest.mark.parametrize(("cast", "told"), [("VARIANT", "a VARIANT"),
                                             ("UNION(a INTEGER, b VARCHAR)", "a UNION (of 'a', 'b')")])
 def test_a_variant_or_union_quasi_identifier_is_told_by_its_type_with_a_cast(cast, told):

@@ -283,7 +283,7 @@ def test_check_refuses_minus_zero_beside_zero_as_anonymize_does(tmp_path):
         assert result.exit_code == 2, (result.exit_code, result.output)
         assert "not in its domain" not in result.stderr
         assert f"column 's' in {path} holds both -0.0 and 0.0" in result.stderr, result.stderr
-        assert "s + 0.0" in result.stderr
+        assert '"s" + 0.0' in result.stderr
 
 
 def test_check_refuses_nan_of_both_signs_as_anonymize_does(tmp_path):

@@ -116,3 +116,74 @@ def test_an_engine_fault_in_the_recheck_is_the_engines_failure_not_the_files(tmp
     assert error.exit_code == 1, error
     assert "could not be re-checked, the engine failed: InternalException: INTERNAL Error: forced" in str(error)
     assert not (tmp_path / "out.parquet").exists()
+
+
+def _nested(shape: str, stored: list[int]) -> pa.Array:
+    """A column of ``ROWS`` rows holding the DECIMAL(5, 2) values ``stored`` (one a row, or two a row in
+    a list or map) inside the nested type ``shape``."""
+    decimals = _decimals(stored, 5, 2)
+    pairs = pa.array(range(0, len(stored) + 1, 2), pa.int32())
+    if shape == "struct":
+        return pa.StructArray.from_arrays([decimals], ["v"])
+    if shape == "spaced field":
+        return pa.StructArray.from_arrays([decimals, pa.array(range(ROWS))], ["a x", "other"])
+    if shape == "list":
+        return pa.ListArray.from_arrays(pairs, decimals)
+    if shape == "list of structs":
+        return pa.ListArray.from_arrays(pairs, pa.StructArray.from_arrays([decimals], ["amount"]))
+    if shape == "list of lists":
+        each_row = pa.array(range(ROWS + 1), pa.int32())
+        return pa.ListArray.from_arrays(each_row, pa.ListArray.from_arrays(pairs, decimals))
+    if shape == "map value":
+        return pa.MapArray.from_arrays(pairs, pa.array([f"k{i % 2}" for i in range(len(stored))]), decimals)
+    assert shape == "map key"
+    return pa.MapArray.from_arrays(pairs, decimals, pa.array(range(len(stored))))
+
+
+NESTED = {"struct": (1, "n.v"), "spaced field": (1, 'n."a x"'), "list": (2, "n[]"),
+          "list of structs": (2, "n[].amount"), "list of lists": (2, "n[][]"), "map value": (2, "n{value}"),
+          "map key": (2, "n{key}")}
+
+
+@pytest.mark.parametrize("shape", list(NESTED))
+def test_a_nested_decimal_past_its_precision_is_refused_by_its_path_and_its_widest_released(tmp_path, shape):
+    """One inside a struct, a list, a map, at any depth, read from a Parquet file, was released as read
+    and the written file failed pyarrow's validation (ninety-eighth round). Six digits stored in a
+    DECIMAL(5, 2) (distinct values: a map's keys are) in some rows: they are counted here. ±999.99,
+    the widest the type holds, are released unchanged, the file valid."""
+    per_row, path = NESTED[shape]
+    stored = [100_000 + i if i % 7 == 3 else 100 + i for i in range(ROWS * per_row)]
+    held = len({i // per_row for i, v in enumerate(stored) if v >= 100_000})
+    pq.write_table(_table(1)[0].set_column(2, "n", _nested(shape, stored)), tmp_path / "in.parquet")
+    with pytest.raises(sqlclose.SqlcloseError) as caught:
+        with sqlclose.anonymize(str(tmp_path / "in.parquet"), {**SPEC, "others": "keep"}) as release:
+            release.write(str(tmp_path / "out.parquet"))
+    error = caught.value
+    assert error.exit_code == 2, error
+    assert f"column 'n' holds DECIMAL(5, 2) values at {path} and {held} rows of it hold values of more than 5 " \
+        "digits" in str(error), error
+    assert "1000" not in str(error)
+    assert not (tmp_path / "out.parquet").exists()
+
+    widest = [99_999 - i if i % 2 else -99_999 + i for i in range(ROWS * per_row)]
+    widest[:2] = [99_999, -99_999]
+    fits = _table(1)[0].set_column(2, "n", _nested(shape, widest))
+    pq.write_table(fits, tmp_path / "fits.parquet")
+    with sqlclose.anonymize(str(tmp_path / "fits.parquet"), {**SPEC, "others": "keep"}) as release:
+        release.write(str(tmp_path / "out.parquet"))
+    written = pq.read_table(tmp_path / "out.parquet")
+    written.validate(full=True)
+    assert written.schema.field("n").type == fits.schema.field("n").type
+    assert sorted(map(repr, written.column("n").to_pylist())) == sorted(map(repr, fits.column("n").to_pylist()))
+
+
+def test_a_duckdb_table_holding_one_in_a_union_member_is_refused(tmp_path):
+    values = [100_000 if i % 5 == 0 else 100 for i in range(ROWS)]
+    pq.write_table(pa.table({"d": _decimals(values, 5, 2)}), tmp_path / "d.parquet")
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS SELECT 'g' || (i % 4) AS g, ['x', 'y', 'z'][i % 3 + 1] AS s, "
+                f"union_value(d := d)::UNION(d DECIMAL(5, 2), t VARCHAR) AS u "
+                f"FROM (SELECT d, row_number() OVER () - 1 AS i FROM '{tmp_path / 'd.parquet'}')")
+    error = _refused((con, "t"), {**SPEC, "others": "drop"})
+    assert error.exit_code == 2 and f"column 'u' holds DECIMAL(5, 2) values at u.d and {values.count(100_000)} " \
+        "rows of it hold values of more than 5 digits" in str(error), error

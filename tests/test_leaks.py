@@ -758,7 +758,7 @@ def test_equal_floats_written_two_ways_in_a_sensitive_column_are_refused(tmp_pat
             "sensitive": {"s": model}}
     with pytest.raises(DataError, match=f"column 's' in .* holds {says}"):
         sqlclose.anonymize(tmp_path / "f.parquet", spec)
-    fix = "s + 0.0" if "-0.0" in says else "CASE WHEN isfinite(s) OR isinf(s) THEN s END"  # the message's
+    fix = '"s" + 0.0' if "-0.0" in says else 'CASE WHEN ISFINITE("s") OR ISINF("s") THEN "s" END'  # the message's
     normalized = {**spec, "source": {"query": f"SELECT g, {fix} AS s FROM '{tmp_path / 'f.parquet'}'"}}
     if "NaN" in says:
         normalized["sensitive"] = {"s": {**model, "nulls": "value", "null_value": "none"}}
@@ -787,7 +787,7 @@ def test_nan_with_a_minus_sign_alone_is_refused_on_duckdb_naming_the_fix(tmp_pat
          "others": "drop"}
     with pytest.raises(DataError, match=r"column 's' in .* holds NaN with a minus sign \(-nan\)") as caught:
         sqlclose.anonymize(path, spec)
-    assert "\x00" not in str(caught.value) and "CASE WHEN isfinite(s) OR isinf(s) THEN s END" in str(caught.value)
+    assert "\x00" not in str(caught.value) and 'CASE WHEN ISFINITE("s") OR ISINF("s") THEN "s" END' in str(caught.value)
     nulls = {"nulls": "value", "null_value": "none"}
     query = f"SELECT g, CASE WHEN isfinite(s) OR isinf(s) THEN s END AS s, d FROM '{path}'"
     fixed = {**spec, "source": {"query": query}}

@@ -227,6 +227,8 @@ def test_a_variant_column_is_refused_on_spark_before_the_search(tmp_path: Path, 
     with sqlclose.anonymize(frame, KEEP_SPEC) as release:
         with pytest.raises(InputError, match=told):
             release.write(tmp_path / "out")
+        with pytest.raises(InputError, match=told):  # Spark's INVALID_ORDERING_TYPE, exit 1, until the 98th round
+            release.to_arrow()
     assert not (tmp_path / "out").exists()
 
 

@@ -719,6 +719,11 @@ class Engine(ABC):
         their type's name (none here)."""
         return {}
 
+    def unordered_columns(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
+        """The columns of ``query`` whose values this engine cannot sort, with their type's name: a
+        release is written and returned in an order of its values alone (none here)."""
+        return {}
+
     def unkept_refusal(self, name: str, kind: str) -> tuple[str, str] | None:
         """Why a column ``parquet_unkept_columns`` names is refused, and what to do, where the engine
         says it itself; None for the writers' words (a DuckDB type, a [source] query's cast)."""

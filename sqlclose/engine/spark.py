@@ -558,10 +558,14 @@ class SparkEngine(Engine):
                                timezone="UTC", prefers_large_types=large)
 
     def parquet_unkept_columns(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
+        """Those Spark cannot sort (``unordered_columns``): the write failed after the search, an
+        internal error."""
+        return self.unordered_columns(query, params)
+
+    def unordered_columns(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
         """The columns holding a VARIANT (at any depth): Spark orders no VARIANT value, so the sort
-        that makes a release's files independent of the input's order cannot take one (the write
-        failed after the search, an internal error). Asked of the query unsorted: Spark's analysis
-        refuses a sort by one."""
+        that makes a release's rows independent of the input's order cannot take one. Asked of the
+        query unsorted: Spark's analysis refuses a sort by one."""
         unsorted = query.copy()
         if isinstance(unsorted, exp.Select):
             unsorted.set("order", None)
@@ -594,8 +598,8 @@ class SparkEngine(Engine):
     def unkept_refusal(self, name: str, kind: str) -> tuple[str, str]:
         """A VARIANT alone: Spark takes no [source] query and writes Parquet folders alone."""
         quoted = exp.to_identifier(name, quoted=True).sql("spark")
-        return ("which the spark engine does not release: Spark orders no VARIANT value, and a release's files are "
-                "written in an order of its values alone, never the input's",
+        return ("which the spark engine does not release: Spark orders no VARIANT value, and a release's rows are "
+                "written and returned in an order of its values alone, never the input's",
                 f"give its text instead (to_json({quoted}) in the DataFrame or view given), leave it out "
                 "(others = \"drop\"), or run on DuckDB and write CSV")
 

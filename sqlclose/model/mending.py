@@ -88,7 +88,11 @@ def source_sql(kind: str, sql: str | exp.Expression) -> str:
     """``sql`` as the source of ``kind`` runs it: a tree in Spark's dialect for a Spark DataFrame or
     table, in DuckDB's for the others (a relation, a view, a [source] query); text as it is. DuckDB's
     text inside ``F.expr`` was a string literal's to Spark (``"zip"['code']``), its list items
-    counted from 1 (review of the ninety-seventh round)."""
+    counted from 1 (review of the ninety-seventh round); a warehouse's, when named, in its own."""
     if isinstance(sql, str):
         return sql
-    return sql.sql(dialect="spark" if is_spark(kind) else "duckdb")
+    if is_spark(kind):
+        return sql.sql(dialect="spark")
+    if is_warehouse(kind) and ":" in kind:
+        return sql.sql(dialect=kind.split(":", 1)[1])
+    return sql.sql(dialect="duckdb")

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
+from sqlclose.model import mending
 from sqlclose.model.spec import Source, Spec
 from sqlclose.model.text import agreeing, counted
 from sqlclose.prepare.problem import (
@@ -355,11 +356,12 @@ def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, la
     judged from the text, the one thing the histogram holds."""
     # an ordered column is a number here, checked as one (prepare's float checks)
     columns = [c.name for c in scanned_columns(spec) if not c.typed]
+    warehouse = mending.warehouse(spec.source.dialect if spec.source is not None else None)  # the fix's SQL
     for name, found in zip(columns, _number_spellings(engine, relation, columns)):
         if found["minus_zero"] and found["zero"]:
-            what, fix = "both -0.0 and 0.0", minus_zero_made_zero(name)
+            what, fix = "both -0.0 and 0.0", minus_zero_made_zero(name, warehouse)
         elif found["minus_nan"] and found["nan"]:
-            what, fix = "NaN both with and without a minus sign (-nan and nan)", nan_made_null(name)
+            what, fix = "NaN both with and without a minus sign (-nan and nan)", nan_made_null(name, warehouse)
         else:
             continue
         raise DataError(f"column {name!r} in {label} holds {what}, one number written two ways: the histogram "

@@ -4,7 +4,8 @@ masked "{'z': 47677}" character by character, a map's labels held its other colu
 text is the engine's, not the data's (review of the ninety-fourth round).
 
 The error names the column's type as the user wrote it: a VARIANT or a UNION is told so, not by the
-Arrow storage it travels in (``struct<metadata: binary not null, value: binary>``, ``sparse_union<…>``),
+Arrow storage it travels in (``struct<metadata: binary not null, value: binary>``, ``sparse_union<…>``;
+Spark's VARIANT as ``struct<value: binary not null, metadata: binary not null>``, ninety-eighth round),
 and its fix is a cast, not a struct field no such value has. The fix is said where the source given
 takes it (``model.mending``): a DataFrame, an Arrow table, a relation or a caller's table take no
 [source] query.
@@ -40,7 +41,7 @@ def refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str, sourc
 def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tuple[str, str]:
     """The column's type as said, and what to do, for a source of ``source_kind`` (``model.mending``)."""
     column = exp.column(name, quoted=True)
-    variant = (field.metadata or {}).get(b"ARROW:extension:name") == _VARIANT
+    variant = _is_variant(field, held)
     if variant or pa.types.is_union(held):
         said = "a VARIANT" if variant else f"a UNION (of {', '.join(repr(m.name) for m in held)})"
         cast = exp.cast(column, "VARCHAR")
@@ -59,6 +60,17 @@ def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tu
     where = mending.mended(source_kind, name, picked, pandas, arrow)  # in the source's own SQL
     return str(field.type), (f"select the field or item you mean {where}, or its text if the whole of it is what "
                              "tells people apart")
+
+
+def _is_variant(field: pa.Field, held: pa.DataType) -> bool:
+    """Whether an Arrow field carries a VARIANT: DuckDB's and Parquet's by their extension name, Spark's
+    (``toArrow``'s struct of ``value`` and ``metadata``) by the mark on its ``metadata`` field. Spark's
+    was told as that struct, with advice to pick its ``value``, the variant's binary encoding."""
+    if (field.metadata or {}).get(b"ARROW:extension:name") == _VARIANT:
+        return True
+    if not pa.types.is_struct(held) or held.get_field_index("metadata") < 0:
+        return False
+    return (held.field("metadata").metadata or {}).get(b"variant") == b"true"
 
 
 def _picked(name: str, column: exp.Expression, held: pa.DataType) -> tuple[exp.Expression, str, str]:

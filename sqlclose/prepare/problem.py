@@ -432,7 +432,7 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     zeros = _minus_zero(engine, found)
     if zeros and histogram:
         raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
-                        f"in the warehouse (e.g. a view selecting {name} + 0.0, which turns -0.0 into 0.0, as [source] "
+                        f"in the warehouse (e.g. a view selecting {minus_zero_made_zero(name, kind)}, as [source] "
                         "table), then run `sqlclose sql` and export again — or choose another distance")
     if zeros:
         raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
@@ -457,17 +457,21 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
     0.0, or NaN beside -NaN, were two values to the search and one to the re-check, which then
     refused the search's node (its classes, l-diversity, t) and the rows it wrote as altered. One
     pass over the column."""
-    spellings = float_spellings(engine, source, name)
+    spellings = _float_spellings(engine, source, name)
     if spellings is None:
         return
     zeros, fix = spellings
     where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again "
-             f"(e.g. {fix})" if histogram else _in_the_source(kind, name, fix))
+             f"(e.g. {_fix_text(fix, name, kind)})" if histogram else _in_the_source(kind, name, fix))
     raise DataError(f"column {name!r} in {source_label} holds {zeros}, which its classes and the release's check "
                     f"would not count alike: normalize it {where}")
 
 
-def _in_the_source(kind: str, name: str, fix: str | None = None) -> str:
+# The two fixes a float column written two ways is told: -0.0 made 0.0, NaN made NULL.
+MINUS_ZERO, NAN = "-0.0", "NaN"
+
+
+def _in_the_source(kind: str, name: str, fix: str = MINUS_ZERO) -> str:
     """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
     given (neither takes a [source] query, which the message had named; both fixes said, in pandas' or
     pyarrow's own call), else in the SQL its source takes (``model.mending``: a [source] query, a
@@ -478,50 +482,69 @@ def _in_the_source(kind: str, name: str, fix: str | None = None) -> str:
     if kind == mending.ARROW:
         return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
                 "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
-    sql, _, effect = (fix or minus_zero_made_zero(name)).partition(", which ")  # the expression, then what it does
-    if mending.is_spark(kind):  # Spark's own SQL, the name quoted as Spark quotes it
-        return mending.mended(kind, name, _spark_fix(name, fix), "", "", f", which {effect}")
+    sql, effect = _fix_sql(fix, name, kind)
     return mending.mended(kind, name, sql, "", "", f", which {effect}")
 
 
-def _spark_fix(name: str, fix: str | None) -> exp.Expression:
-    """The fix ``_in_the_source`` says (``minus_zero_made_zero`` when ``fix`` is None, else
-    ``nan_made_null``'s) as a tree Spark runs: ``+ 0`` keeps a FLOAT a FLOAT (``+ 0.0``, a DECIMAL
-    to Spark, made it a DOUBLE); Spark has no ``isfinite``."""
+def _fix_sql(fix: str, name: str, kind: str) -> tuple[exp.Expression, str]:
+    """``fix`` (``MINUS_ZERO`` or ``NAN``) for column ``name`` as a tree the SQL of a source of ``kind``
+    runs (``mending.source_sql`` renders it, the name quoted as that SQL quotes one: a name with a
+    space, unquoted, made a statement that did not run), and what it does. Spark's ``+ 0`` keeps a
+    FLOAT a FLOAT (``+ 0.0``, a DECIMAL to Spark, made it a DOUBLE); Spark has no ``isfinite``."""
     column = exp.column(name, quoted=True)
-    if fix is None or fix == minus_zero_made_zero(name):
-        return exp.Add(this=column, expression=exp.Literal.number(0))
-    is_nan = exp.Anonymous(this="isnan", expressions=[column.copy()])
-    return exp.Case(ifs=[exp.If(this=exp.Not(this=is_nan), true=column.copy())])
+    spark = mending.is_spark(kind)
+    if fix == MINUS_ZERO:
+        zero = exp.Literal.number(0 if spark else "0.0")
+        return exp.Add(this=column, expression=zero), "turns -0.0 into 0.0"
+    kept = exp.Not(this=_call("isnan", column)) if spark else \
+        exp.or_(_call("isfinite", column), _call("isinf", column.copy()))
+    return (exp.Case(ifs=[exp.If(this=kept, true=column.copy())]),
+            "makes NaN NULL, with nulls = \"drop\" or a null_value for the column")
 
 
-def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
+def _call(function: str, column: exp.Expression) -> exp.Expression:
+    """``function(column)`` as named (sqlglot renames a known one per dialect, which some warehouses lack)."""
+    return exp.Anonymous(this=function, expressions=[column])
+
+
+def _fix_text(fix: str, name: str, kind: str) -> str:
+    """``fix`` said in a message: the expression in the SQL of a source of ``kind``, then what it does."""
+    sql, effect = _fix_sql(fix, name, kind)
+    return f"{mending.source_sql(kind, sql)}, which {effect}"
+
+
+def float_spellings(engine: Engine, source: exp.Expression, name: str,
+                    kind: str = mending.QUERY) -> tuple[str, str] | None:
     """Two spellings of one value a floating-point column holds (-0.0 beside 0.0, NaN beside -NaN,
-    or one the engine's grouping changes), said for a message, with the fix; None when none. One
-    pass over the column."""
+    or one the engine's grouping changes), said for a message, with the fix in the SQL of a source of
+    ``kind``; None when none. One pass over the column."""
+    spellings = _float_spellings(engine, source, name)
+    return None if spellings is None else (spellings[0], _fix_text(spellings[1], name, kind))
+
+
+def _float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
+    """``float_spellings`` with the fix by its name (``MINUS_ZERO``, ``NAN``)."""
     found = engine.fetch_row(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign))
-    nan_fix = nan_made_null(name)
     if zeros := _minus_zero(engine, found):
-        return zeros, minus_zero_made_zero(name)
+        return zeros, MINUS_ZERO
     if found["negative_nan"] and found["positive_nan"]:
-        return "NaN both with and without a minus sign (-nan and nan), one value written two ways", nan_fix
+        return "NaN both with and without a minus sign (-nan and nan), one value written two ways", NAN
     if found["negative_nan"] and engine.cuts_negative_nan_text:
         return (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (it "
                 "sizes a float's text by the column's statistics, which a Parquet file pyarrow writes leaves NaN out "
-                "of; refused from every source alike)"), nan_fix
+                "of; refused from every source alike)"), NAN
     return None
 
 
-def minus_zero_made_zero(name: str) -> str:
-    """The fix a message gives for -0.0 beside 0.0 in column ``name``: an expression, then ", which"
-    and what it does (``_in_the_source`` puts the expression in a relation's query)."""
-    return f"{name} + 0.0, which turns -0.0 into 0.0"
+def minus_zero_made_zero(name: str, kind: str = mending.QUERY) -> str:
+    """The fix a message gives for -0.0 beside 0.0 in column ``name``, in the SQL of a source of
+    ``kind``: an expression, then ", which" and what it does."""
+    return _fix_text(MINUS_ZERO, name, kind)
 
 
-def nan_made_null(name: str) -> str:
-    """The fix a message gives for NaN written two ways in column ``name``."""
-    return (f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = "
-            "\"drop\" or a null_value for the column")
+def nan_made_null(name: str, kind: str = mending.QUERY) -> str:
+    """The fix a message gives for NaN written two ways in column ``name``, in the SQL of a source of ``kind``."""
+    return _fix_text(NAN, name, kind)
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:

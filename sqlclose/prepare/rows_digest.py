@@ -2,15 +2,15 @@
 
 A caller's table, Arrow table or pandas DataFrame is read where it lives at every pass, so its rows
 are digested before the first pass and after the last (``Opened.keep_rows`` for a sweep or a check;
-``api._prepared`` and ``SearchedRows`` for a run, its second digest after the release's re-check). The digest is never published (it is kept
-in memory under a key of the run's own), so it need not be the report's keyed fingerprint
-(``problem.keyed_fingerprint``: MD5 of each row cast to text, 1.2–3.3 s per million rows of nine
-columns, the text cast most of it; docs/performance.md, ninety-eighth round). On DuckDB each row
-is hashed typed instead (0.2 s), except
-where two values compare (and hash) equal yet are written differently, as the local release's tie
-keys judge it (``release_query._unlike_equal``): a float's sign is hashed beside it (-0.0 and 0.0
-hash alike), an interval (1 day and 24 hours), a duration or a nested value by its text; text
-byte for byte, whatever the column's collation (NOCASE hashes 'A' and 'a' alike). The columns'
+``api._prepared`` and ``SearchedRows`` for a run, its second digest after the release's re-check).
+The digest is never published (it is kept in memory under a key of the run's own), so it need not be
+the report's keyed fingerprint (``problem.keyed_fingerprint``: MD5 of each row cast to text, 1.2–3.3
+s per million rows of nine columns, the text cast most of it; docs/performance.md, ninety-eighth
+round). On DuckDB each row is hashed typed instead (0.2 s), except where two values compare (and
+hash) equal yet are written differently, as the local release's tie keys judge it
+(``release_query._unlike_equal``): a float's sign is hashed beside it (-0.0 and 0.0 hash alike), an
+interval (1 day and 24 hours), a duration or a nested value by its text; text byte for byte,
+whatever the column's collation (NOCASE hashes 'A' and 'a' alike). The columns'
 names and types are part of the digest. Other engines keep the keyed fingerprint.
 """
 

@@ -55,7 +55,7 @@ from sqlclose.release.report import (
 )
 from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
-from sqlclose.release.writers import Target, write_release
+from sqlclose.release.writers import Target, refuse_unordered, write_release
 from sqlclose.search import SearchResult
 from sqlclose.search.batch_runner import dense_bytes_allowed
 from sqlclose.search.evaluated import Evaluated
@@ -89,7 +89,8 @@ class SearchedRows:
 
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
-    fingerprint: str | None  # its rows_digest; None: a source of files read where they lie, told changed by ``stamps`` alone
+    # Its rows_digest; None: a source of files read where they lie, told changed by ``stamps`` alone
+    fingerprint: str | None
     # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
     # the source was opened (``Opened.stamps``): a file's device, inode, size and modification time, a
     # folder's the paths and stamps of its table's files (``file_stamps.folder_stamp``). One replaced
@@ -333,6 +334,7 @@ class Release:
     def to_arrow(self) -> pa.Table:
         """The released table (generalized, identifiers dropped, failing classes suppressed)."""
         query, params = self._query()
+        refuse_unordered(self, query, params)
         self._refuse_changed_source()
         return self.problem.engine.fetch(query, params)
 

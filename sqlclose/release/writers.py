@@ -281,10 +281,23 @@ def refuse_invalid_text(problem: Problem) -> None:
 _IN_MEMORY_NAMES = {mending.ARROW: ARROW_LABEL, mending.PANDAS: PANDAS_LABEL}
 
 
+def refuse_unordered(release: Release, query: exp.Expression, params: list) -> None:
+    """Refuse a released column the engine cannot sort (``Engine.unordered_columns``: Spark's
+    VARIANT), in the words a Parquet write refuses it: ``to_arrow`` sorts the rows as a write does,
+    and Spark's analysis error came out as the engine's failure (exit 1)."""
+    unordered = release.problem.engine.unordered_columns(query, params)
+    if unordered:
+        _refuse_columns(release.problem.engine, unordered, release.problem.kind)
+
+
 def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source_kind: str = mending.QUERY) -> None:
     unkept = engine.parquet_unkept_columns(query, params)
-    if not unkept:
-        return
+    if unkept:
+        _refuse_columns(engine, unkept, source_kind)
+
+
+def _refuse_columns(engine: Engine, unkept: dict[str, str], source_kind: str) -> None:
+    """Raise InputError for the first of ``unkept`` (a column's name: its type's), naming the others."""
     name, kind = next(iter(unkept.items()))
     more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
