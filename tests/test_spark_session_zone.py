@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 
 import duckdb
 import pyarrow as pa
@@ -110,3 +111,82 @@ def test_the_input_fingerprint_is_the_same_in_any_sessions_zone(spark_session, s
             engine.close()
         assert session.conf.get(ZONE) == zone
     assert prints[NEW_YORK] == prints["UTC"]
+
+
+# The hour repeated when New York's clocks go back: 05:30 and 06:30 UTC are both 01:30 there. Each
+# twice, with two diseases, and an instant of another day.
+REPEATED_HOUR = [dt.datetime(2020, 11, 1, 5, 30, tzinfo=dt.UTC), dt.datetime(2020, 11, 1, 6, 30, tzinfo=dt.UTC),
+                 dt.datetime(2021, 3, 1, 12, tzinfo=dt.UTC)]
+
+
+@pytest.fixture(scope="module")
+def repeated_hour(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dst") / "ts.parquet"
+    ts = [t for t in REPEATED_HOUR for _ in range(2)]
+    pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
+                             "dis": ["flu", "cold"] * len(REPEATED_HOUR)}), path)
+    return path
+
+
+def _written(out, zone: str) -> list[tuple[str, int]]:
+    """A release's instants as DuckDB writes them in ``zone``, with the rows holding each."""
+    con = duckdb.connect()
+    con.execute(f"SET TimeZone = '{zone}'")
+    files = f"{out}/**/*.parquet" if out.is_dir() else str(out)
+    return con.execute("SELECT CAST(ts AS VARCHAR) AS t, count(*) FROM read_parquet(?) GROUP BY t ORDER BY t",
+                       [files]).fetchall()
+
+
+@pytest.mark.parametrize("zone", [NEW_YORK, "UTC"])
+@pytest.mark.parametrize("algorithm", ["gaa", "incognito"])
+def test_two_instants_of_one_wall_time_stay_two_values_on_spark(tmp_path, spark_session, repeated_hour, zone,
+                                                                   algorithm):
+    """In a New York session 05:30Z and 06:30Z were one text to Spark ('2020-11-01 01:30:00'), and every
+    pass keys a value by its text: GAA wrote the four rows as one class of that bare text where DuckDB
+    writes '…01:30:00-04' and '…01:30:00-05', two of two; Incognito at level 0 judged them one class and
+    its re-check of the file found three classes instead of two (exit 4). Oracle: DuckDB's release of
+    the same file from a connection in the same zone, its rows and report labels; `check --against`
+    of the Spark release in a process of its own, from a UTC and a New York zone."""
+    spec = {**DATED, "search": {"algorithm": algorithm}} if algorithm == "gaa" else DATED
+    node = None if algorithm == "gaa" else {"ts": 0}
+    engine = SparkEngine(_session(spark_session, zone))
+    out = tmp_path / "spark"
+    try:
+        with sqlclose.anonymize(str(repeated_hour), spec, engine=engine, node=node) as release:
+            release.write(out)
+    finally:
+        engine.close()
+    con = duckdb.connect()
+    con.execute(f"SET TimeZone = '{zone}'")
+    oracle = tmp_path / "duckdb.parquet"
+    with sqlclose.anonymize(con.sql(f"SELECT * FROM read_parquet('{repeated_hour}')"), spec, node=node) as release:
+        release.write(oracle)
+    assert _written(out, zone) == _written(oracle, zone)
+    assert len(_written(out, zone)) == 3  # two instants of one wall time, and another
+    labels = [json.loads((tmp_path / f"{name}.report.json").read_text())["generalization"]["ts"]["labels"]
+              for name in ("spark", "duckdb.parquet")]
+    assert labels[0] == labels[1]
+    for checking_zone in ("UTC", NEW_YORK):
+        checked = run_cli(["check", out, "--against", tmp_path / "spark.report.json"],
+                          env={**os.environ, "TZ": checking_zone})
+        assert checked.returncode == 0, checked.stderr
+
+
+def test_the_dates_rule_reads_an_instants_day_in_the_sessions_zone_on_spark(tmp_path, spark_session):
+    """Spark's statements key an instant by its UTC text: the dates rule still reads its day in the
+    session's zone, as DuckDB does in a connection of that zone. 1980-01-01 03:00 UTC is still 1979 in
+    New York. Oracle: the year a hand reading gives (New York is five hours behind UTC in winter)."""
+    path = tmp_path / "ts.parquet"
+    instants = [dt.datetime(1980, 1, 1, 3, tzinfo=dt.UTC), dt.datetime(1980, 1, 1, 3, tzinfo=dt.UTC),
+                dt.datetime(1980, 1, 1, 6, tzinfo=dt.UTC), dt.datetime(1980, 1, 1, 6, tzinfo=dt.UTC)]
+    pq.write_table(pa.table({"ts": pa.array(instants, pa.timestamp("us", tz="UTC")),
+                             "dis": ["flu", "cold"] * 2}), path)
+    engine = SparkEngine(_session(spark_session, NEW_YORK))
+    out = tmp_path / "r"
+    try:
+        with sqlclose.anonymize(str(path), DATED, engine=engine, node={"ts": 1}) as release:
+            release.write(out)
+    finally:
+        engine.close()
+    written = duckdb.sql(f"SELECT ts, count(*) FROM read_parquet('{out}/**/*.parquet') GROUP BY ts ORDER BY ts")
+    assert written.fetchall() == [("1979", 2), ("1980", 2)]

@@ -20,7 +20,7 @@ import uuid
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -548,6 +548,13 @@ class Engine(ABC):
         on every session and machine. A backend whose sessions are all UTC need do nothing."""
         yield
 
+    @contextmanager
+    def texts_in_session_zone(self) -> Iterator[None]:
+        """Statements in the block give a TIMESTAMP WITH TIME ZONE's text in the session's zone, where
+        the backend's statements give it in UTC otherwise (Spark's: ``instants_as_written``). A
+        backend whose statements follow the session need do nothing."""
+        yield
+
     def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
         """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this session
         writes them, each as ``texts_in_utc`` writes its instant, in order; a text no value has (a
@@ -555,20 +562,20 @@ class Engine(ABC):
         return texts
 
     def instants_as_written(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
-        """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this session
-        writes them, each as text that names its instant in the session's zone, offset and all, as
+        """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this engine's
+        statements write them, each as text that names its instant in the session's zone, offset and all, as
         DuckDB writes it (``1979-12-31 19:00:00-05``), in order; a text no value has as it is. What GAA
-        writes as a value's label. A backend whose text of such a value has its offset (DuckDB's)
-        returns them as they are."""
+        writes as a value's label, and the text the dates rule reads its day from. A backend whose text
+        of such a value has its offset (DuckDB's) returns them as they are."""
         return texts
 
     def _texts_renamed(self, texts: list[str], pairs: exp.Expression, named: exp.Expression, utc: bool) -> list[str]:
         """``texts`` (a column's values as the session writes them), each as ``named`` writes its instant,
         in order: ``pairs`` gives each value's text ``t`` its instant's microseconds ``us``; ``named`` is
-        an expression of ``m.us``, read under ``texts_in_utc`` when ``utc`` (``pairs`` is made a table
-        before that, its texts the session's). A text ``pairs`` lacks (a NULL's stand-in) stays as it
-        is. Shared by the backends' ``instants_in_utc`` and ``instants_as_written``, which match a text
-        to its instant by value, not by reading the text back."""
+        an expression of ``m.us``, read under ``texts_in_utc`` when ``utc``, else ``texts_in_session_zone``
+        (``pairs`` is made a table before that, its texts the engine's own). A text ``pairs`` lacks (a
+        NULL's stand-in) stays as it is. Shared by the backends' ``instants_in_utc`` and
+        ``instants_as_written``, which match a text to its instant by value, not by reading the text back."""
         mapped = self.create_temp_table(self.temp_name("instants"), pairs)
         given = self.temp_name("instant_texts")
         self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
@@ -577,7 +584,7 @@ class Engine(ABC):
                 .from_(exp.alias_(exp.Table(this=exp.to_identifier(given, quoted=True)), "g")).join(
                 exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
                 join_type="left").order_by(exp.column("i", "g"))
-            with self.texts_in_utc() if utc else nullcontext():
+            with self.texts_in_utc() if utc else self.texts_in_session_zone():
                 found = self.fetch(query)
         finally:
             self.unregister(given)

@@ -451,6 +451,7 @@ class SparkEngine(Engine):
                 session = _own_session(master or "local[2]", conf or {})
                 self._own = True
         self.spark = session
+        self._session_zone = False  # statements in the session's zone, not UTC (``texts_in_session_zone``)
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
 
@@ -497,50 +498,66 @@ class SparkEngine(Engine):
 
     # ---- a caller's session zone ----------------------------------------------------------
     # A caller's session (``SparkEngine(session)``, a DataFrame's) may be in any zone: Spark writes a
-    # TIMESTAMP as that zone's wall time, with no offset ('1979-12-31 19:00:00' for 1980-01-01 UTC).
-    # Its dates (the dates rule's days and years) stay the session's, as a caller's DuckDB connection's
-    # do; what is hashed or listed to be compared across sessions is written in UTC (review of the
-    # ninety-seventh round: the fingerprint followed the session, and a report's labels made
-    # `check --against` refuse the untouched release).
+    # TIMESTAMP as that zone's wall time, with no offset ('1979-12-31 19:00:00' for 1980-01-01 UTC),
+    # and the hour repeated when the clocks go back is one text for two instants: every pass keys a
+    # value by its text (``queries.as_text``), so two instants were one leaf (ninety-eighth round).
+    # Every statement therefore runs in UTC, where each instant has a text of its own (``_frame``).
+    # The session's zone is followed where a person reads the instant: the dates rule's days and
+    # GAA's written labels (``instants_as_written``), as a caller's DuckDB connection's zone is.
     @contextmanager
     def texts_in_utc(self) -> Iterator[None]:
-        # Spark binds the zone into a statement when it analyzes it (``spark.sql``, inside the
-        # block), so the caller's own setting is back as soon as the block ends.
+        yield  # every statement is in UTC already
+
+    @contextmanager
+    def texts_in_session_zone(self) -> Iterator[None]:
+        self._session_zone = True
+        try:
+            yield
+        finally:
+            self._session_zone = False
+
+    @contextmanager
+    def _statement_zone(self) -> Iterator[None]:
+        """UTC for the statement made inside the block, unless ``texts_in_session_zone`` asks for the
+        session's. Spark binds the zone into a statement when it analyzes it (``spark.sql``, inside
+        the block), so the caller's own setting is back as soon as the block ends."""
+        if self._session_zone or self.spark.conf.get(SESSION_ZONE, "UTC") == "UTC":
+            yield
+            return
         with self._setting(SESSION_ZONE, "UTC"):
             yield
 
     def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
-        """Each session text of a ``TIMESTAMP`` (Spark's, an instant) as DuckDB writes the instant in UTC
+        """Each text of a ``TIMESTAMP`` (Spark's, an instant) as DuckDB writes the instant in UTC
         (``1980-01-01 00:00:00+00``), the text ``check --against`` reads the file as: Spark's own has
-        no offset, in UTC too."""
+        no offset."""
         return self._instants_named(texts, source, column, utc=True)
 
     def instants_as_written(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
-        """Each session text of a ``TIMESTAMP`` with the session's offset, as DuckDB writes the instant
-        in that zone (``1979-12-31 19:00:00-05``): the wall time alone named another instant once read
-        back in another zone (GAA wrote it as a label: five hours off from a New York session)."""
+        """Each text of a ``TIMESTAMP`` with the session's offset, as DuckDB writes the instant in that
+        zone (``1979-12-31 19:00:00-05``): the wall time alone named another instant once read back in
+        another zone (GAA wrote it as a label: five hours off from a New York session)."""
         return self._instants_named(texts, source, column, utc=False)
 
     def _instants_named(self, texts: list[str], source: exp.Expression, column: str, utc: bool) -> list[str]:
-        """``texts`` (``column``'s values as the session writes them) as ``_instant_text`` writes their
-        instants, in UTC or the session's zone, in order. Matched through the values' microseconds, not by
-        reading the text back. A text that is no value's (a NULL's stand-in) stays as it is, and so does
-        a wall time two instants share (the hour repeated when the clocks go back): no one offset is its."""
+        """``texts`` (``column``'s values as the engine's statements write them, in UTC) as
+        ``_instant_text`` writes their instants, in UTC or the session's zone, in order. Matched through
+        the values' microseconds, not by reading the text back. A text that is no value's (a NULL's
+        stand-in) stays as it is."""
         if not texts:
             return texts
         value = _column(column)
         text = exp.Cast(this=value, to=exp.DataType.build("STRING"))
         micros = exp.Anonymous(this="UNIX_MICROS", expressions=[value.copy()])
-        one = exp.EQ(this=exp.Count(this=exp.Distinct(expressions=[micros.copy()])), expression=exp.Literal.number(1))
-        pairs = exp.select(exp.alias_(text, "t"), exp.alias_(exp.Min(this=micros), "us")) \
-            .from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_()) \
-            .group_by(text.copy()).having(one)
+        pairs = exp.select(exp.alias_(text, "t"), exp.alias_(micros, "us")).distinct() \
+            .from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_())
         named = _instant_text(exp.Anonymous(this="TIMESTAMP_MICROS", expressions=[exp.column("us", "m")]))
         return self._texts_renamed(texts, pairs, named, utc)
 
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:
-        return self.spark.sql(sql, args=self.bind(params)) if params else self.spark.sql(sql)
+        with self._statement_zone():
+            return self.spark.sql(sql, args=self.bind(params)) if params else self.spark.sql(sql)
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         return self._frame(sql, params).toArrow()
@@ -757,7 +774,7 @@ class SparkEngine(Engine):
         self._refuse_unread(checks.unread(row, {c: types[c] for c in texts if c in types}), types, read)
         columns = [exp.alias_(self.read_number(v, types[n]) if n in types else v, exp.to_identifier(n, quoted=True))
                    for n, v in texts.items()]
-        return self.spark.sql(self.render(exp.select(*columns).from_(_table(view)))), view
+        return self._frame(self.render(exp.select(*columns).from_(_table(view))), None), view
 
     def _csv_text(self, read: FileRead, where: str, view: str) -> tuple[list[str], str]:
         """The CSV's fields as text, kept (cached) as ``view``: its columns' names, and the column

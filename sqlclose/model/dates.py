@@ -177,17 +177,21 @@ def _in_domain(day: date, domain: tuple[date, date] | None) -> date:
 
 
 def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates",
-                    domain: tuple[date, date] | None = None, at: ValuesAt | None = None) -> Hierarchy:
+                    domain: tuple[date, date] | None = None, at: ValuesAt | None = None,
+                    read_as: Sequence[str] | None = None) -> Hierarchy:
     """One row per distinct value: the value, its label at each level, then ``*``. ``domain``: the
     first and last day the column can hold, declared in the spec (model/domains.py); ``at``: the
     column, the source, the rows holding each value and the engine's SQL dialect, for the error
-    counting the values the rule cannot label (model/refused_values.py)."""
+    counting the values the rule cannot label (model/refused_values.py). ``read_as``: each value's
+    text to read its day from, when not the value's own (Spark keys an instant by its UTC text; its
+    day is the session's: ``Engine.instants_as_written``)."""
     levels = list(DEFAULT_LEVELS) if levels is None else levels
     if not values:
         return Hierarchy((), name)  # refused by validation, as a hierarchy of no leaves
-    months = _plain_days_months(values, domain)
+    dated = values if read_as is None else read_as
+    months = _plain_days_months(dated, domain)
     if months is None:  # times of day, or values to refuse: read one by one
-        months = _months_one_by_one(values, name, domain, at or ValuesAt())
+        months = _months_one_by_one(dated, name, domain, at or ValuesAt())
     widths = [level_months(level) or 0 for level in levels]
     cover = None if domain is None else date_cover(months, widths, domain)
     labels, dense = _levels_by_month(months, levels)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import hmac
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -233,7 +234,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec), kind), c)
+                                                           source_label, _users_dialect(spec), kind,
+                                                           _dated(engine, effective, c.name, schema)), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -362,6 +364,16 @@ def _reference_counts(margins: pa.Table, j: int, sa: SensitiveColumn) -> np.ndar
     codes = numpy_of(margins.column(sa.coded.code))[keep]
     rows = numpy_of(margins.column("rows"))[keep].astype(np.float64)
     return np.bincount(codes, weights=rows, minlength=len(sa.domain))
+
+
+def _dated(engine: Engine, source: exp.Expression, name: str, schema: pa.Schema) -> Callable[[list[str]], list[str]]:
+    """The texts the dates rule reads a column's values' days from: an instant's as the session's
+    zone writes it (``Engine.instants_as_written``; Spark's statements write it in UTC, a day
+    before New York's just after midnight), any other value's its own."""
+    kind = schema.field(name).type
+    if pa.types.is_timestamp(kind) and kind.tz is not None:
+        return functools.partial(engine.instants_as_written, source=source, column=name)
+    return lambda texts: texts
 
 
 def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:

@@ -5,6 +5,8 @@ declared domain that follow from the spec and the column's type, never from whic
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 from sqlglot import exp
 
@@ -32,10 +34,12 @@ def distinct_values(reader: ValuesReader, c: q.CodedColumn, numbers: bool = True
 
 def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,
                  source_label: str | None = None, dialect: str | None = None,
-                 source_kind: str = ValuesAt.source_kind) -> Hierarchy:
+                 source_kind: str = ValuesAt.source_kind,
+                 dated: Callable[[list[str]], list[str]] | None = None) -> Hierarchy:
     """``source_label``, ``dialect`` (the SQL the user writes: the engine's, a warehouse's) and
     ``source_kind`` (the kind of source, for where the user changes a column: ``model.mending``) are for the
-    errors counting the values a rule refuses."""
+    errors counting the values a rule refuses. ``dated``: the texts the dates rule reads the values'
+    days from, given the values' (an instant's in the session's zone: ``Engine.instants_as_written``)."""
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
     values = distinct_values(reader, c)
@@ -57,7 +61,8 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
         integral = _integral_bands(column_type, pairs, s, name, at)
         h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral, at)
     elif s.kind == "dates":
-        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, at)
+        read_as = dated(texts_rule) if dated is not None else None
+        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, at, read_as)
     else:
         h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length, at)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
