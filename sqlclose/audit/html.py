@@ -58,7 +58,11 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
     """Render the page for a release and write it to ``out`` (atomically: temp name, then rename).
     ``checked_notes``: what the check of the release against its report could not check, said on
     the page (its Notes) as ``check --against`` says it."""
-    page = render_html(report_path, spec, release_path, from_report, audit, checked_notes)
+    return write_page(render_html(report_path, spec, release_path, from_report, audit, checked_notes), out)
+
+
+def write_page(page: str, out: Path) -> Path:
+    """Write a rendered page to ``out`` atomically (temp name, then rename)."""
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
