@@ -11,19 +11,7 @@ import os
 from pathlib import Path
 
 import sqlclose.audit.claims
-from tests.table3_project import invoke, table3_project
-
-
-def _released(folder: Path, salary: str | None = None) -> tuple[Path, Path]:
-    """Table 3's release (its first salary, 3000, made ``salary``) and its report, placed by the command."""
-    folder.mkdir()
-    table3_project(folder)
-    if salary is not None:
-        table = (folder / "table3.csv").read_text()
-        assert table.count("47677,29,3000,") == 1
-        (folder / "table3.csv").write_text(table.replace("47677,29,3000,", f"47677,29,{salary},"))
-    assert invoke("anonymize", folder / "spec.toml", "--no-progress", "-q").exit_code == 0
-    return folder / "out" / "release.parquet", folder / "out" / "release.parquet.report.json"
+from tests.table3_project import invoke, table3_released
 
 
 def _placed_once(monkeypatch, module: object, name: str, new: tuple[Path, Path], old: tuple[Path, Path]) -> list[str]:
@@ -46,8 +34,8 @@ def _placed_once(monkeypatch, module: object, name: str, new: tuple[Path, Path],
 def test_check_against_a_pair_replaced_while_it_reads_it_says_so(tmp_path, monkeypatch):
     """Placed after the report was read, before the file was: the old claims were judged against the
     new file, whose digest differed (exit 4, "does not match"). Told now as a pair replaced."""
-    release, report = _released(tmp_path / "nightly")
-    new = _released(tmp_path / "next", salary="3100")  # the next night's input: one salary changed
+    release, report = table3_released(tmp_path / "nightly")
+    new = table3_released(tmp_path / "next", salary="3100")  # the next night's input: one salary changed
     assert new[0].read_bytes() != release.read_bytes()
     placed = _placed_once(monkeypatch, sqlclose.audit.claims, "read_report", new, (release, report))
     result = invoke("check", "--against", report, release, "--json")
@@ -67,8 +55,8 @@ def test_check_against_a_pair_replaced_while_it_reads_it_says_so(tmp_path, monke
 def test_report_html_of_a_pair_replaced_while_it_reads_it_says_so_and_writes_no_page(tmp_path, monkeypatch):
     """``report --html`` reads the report, then digests the release against it: a pair placed between
     was told "does not match its report" (exit 4). Told now as a pair replaced; no page is written."""
-    release, report = _released(tmp_path / "nightly")
-    new = _released(tmp_path / "next", salary="3100")
+    release, report = table3_released(tmp_path / "nightly")
+    new = table3_released(tmp_path / "next", salary="3100")
     page = tmp_path / "page.html"
     placed = _placed_once(monkeypatch, sqlclose.audit.claims, "read_report", new, (release, report))
     result = invoke("report", report, "--html", page)

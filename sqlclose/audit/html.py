@@ -13,6 +13,8 @@ import base64
 import html
 import io
 import math
+import os
+import secrets
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -23,7 +25,7 @@ import numpy as np
 from sqlclose.audit.check import CheckReport, check
 from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, T_TOLERANCE, read_report
 from sqlclose.audit.render import as_given
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, writing_file
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.own_files import PAGE_HEAD_BYTES, PAGE_MARK
 from sqlclose.model.spec import Spec, load_spec
@@ -62,12 +64,20 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
 
 
 def write_page(page: str, out: Path) -> Path:
-    """Write a rendered page to ``out`` atomically (temp name, then rename)."""
+    """Write a rendered page to ``out`` atomically: to a temporary of this run's own beside it (two runs
+    writing one page shared ``.NAME.tmp``), renamed over it. The temporary goes on any failure: a full
+    disk left a truncated page beside the page for good, keeping the room a retry needed (the
+    ninety-eighth round); the error names the page (``writing_file``)."""
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
+    tmp = out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(out)
+    try:
+        with writing_file(out):
+            tmp.write_text(page, encoding="utf-8")
+            tmp.replace(out)
+    except BaseException:  # a signal too
+        tmp.unlink(missing_ok=True)
+        raise
     return out
 
 
