@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from forked_cli import run_cli
 
-from tests.table3_project import table3_released
+from tests.table3_project import invoke, table3_released
 
 
 @pytest.mark.parametrize("command", ["report", "anonymize"])
@@ -29,3 +29,33 @@ def test_a_page_the_disk_cannot_hold_leaves_no_part_of_it_beside_the_page(tmp_pa
     assert told in done.stderr
     assert list(pages.iterdir()) == []
     assert run_cli(args).returncode == 0 and page.is_file()
+
+
+@pytest.mark.parametrize("command, code", [("report", 2), ("anonymize", 5)])
+def test_a_page_that_appeared_while_one_was_made_is_not_replaced_without_overwrite(tmp_path, monkeypatch, command,
+                                                                                    code):
+    """The page path is checked before the page is made (its audit takes a while); the page was then
+    renamed over whatever stood there by then: another run's page, or a file of anyone's, replaced
+    without --overwrite. It is refused now, and left as it is."""
+    import sqlclose.audit.html
+
+    release, report = table3_released(tmp_path / "nightly")
+    page = tmp_path / "page.html"
+    original = sqlclose.audit.html.render_html
+
+    def then_written_by_another(*args, **kwargs):
+        rendered = original(*args, **kwargs)
+        page.write_text("another run's page\n")
+        return rendered
+
+    monkeypatch.setattr(sqlclose.audit.html, "render_html", then_written_by_another)
+    args = (["report", report, "--html", page] if command == "report" else
+            ["anonymize", tmp_path / "nightly" / "spec.toml", "--no-progress", "--html", page])
+    if command == "anonymize":  # a new release: the spec's own is removed, overwrite = false
+        release.unlink()
+        report.unlink()
+    done = invoke(*args)
+    assert done.exit_code == code, done.output
+    assert f"{page} appeared while the page was being made" in done.output
+    assert page.read_text() == "another run's page\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nightly", "page.html"]  # no temporary left

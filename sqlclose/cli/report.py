@@ -59,7 +59,7 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
         # were left unmeasured, and the page's attack table stood empty, as if nothing were exposed.
         rebuilt = models_from_report(doc) if spec_path is None else None
         page = render_html(report_path, spec_path, release_path, rebuilt, audit, notes)
-    out = write_page(page, html_path)
+    out = write_page(page, html_path, overwrite)
     click.echo(f"wrote {out}")
 
 
