@@ -27,7 +27,7 @@ from sqlclose.errors import (
     SpecError,
     VerificationError,
 )
-from sqlclose.model.file_stamps import refuse_changed_files, stamps_of
+from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
 from sqlclose.model.text import counted, named
@@ -64,6 +64,37 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     """``verify_against_report``'s outcome, and the audit of the file it made (None where it stopped
     before one): the sign-off page draws from that audit instead of making it again."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
+    with refused_if_replaced(pair_stamps(path, report_path), path, "while it was checked against its report",
+                             "check it again"):
+        return _verified(path, report_path, spec, engine, table, lenient)
+
+
+def pair_stamps(path: Path, report_path: Path) -> dict[str, Stamp]:
+    """The stamps of a release's report and files, taken before either is read: a run placing its new
+    pair meanwhile (data, then report) left a reader with the old report and the new file, whose
+    digest and figures differed from its claims (a false "does not match", exit 4, or a sensitive
+    value "not in its domain", exit 2: the ninety-eighth round)."""
+    return stamps_of([report_path, *_release_files(path)])
+
+
+@contextmanager
+def refused_if_replaced(read: dict[str, Stamp], path: Path, when: str, again: str) -> Iterator[None]:
+    """Within the block the release at ``path`` and its report are read; refused (``InputError``)
+    after it when either changed since ``pair_stamps`` took ``read`` — a refusal or a mismatch found
+    in the block too, which may be that of two releases' files read as one (``when``: "while it
+    was checked against its report"; ``again``: what to do, "check it again")."""
+    harm = ("the report's claims and the file's digest and figures would be of two releases (a run placed a new "
+            f"one meanwhile?); {again} once no run is placing a release there")
+    try:
+        yield
+    except Exception:
+        refuse_changed_files(read, f"{path} or its report", when, harm)
+        raise
+    refuse_changed_files(read, f"{path} or its report", when, harm)
+
+
+def _verified(path: Path, report_path: Path, spec: Spec | str | Path | None, engine: Engine | None,
+              table: str | None, lenient: bool) -> tuple[dict, CheckReport | None]:
     from sqlclose.audit import alterations, claims
 
     doc = claims.read_report(report_path)  # the claims every check reads: a field missing is told here
@@ -93,7 +124,6 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         notes.content_compared = False
     if form := _form_claims(path, output):  # read by another format's reader, the file tells nothing true
         return _outcome(path, report_path, form, notes), None
-    read = stamps_of(_release_files(path))  # before its digest: every pass after reads the file so stamped
     with _released(path, output, engine) as (source, digest, header, unreadable):
         problems = _self_contradictions(doc) + ([] if query_made else digest_problems(digest, output))
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
@@ -133,8 +163,6 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
                             "lacks (not shown: sensitive values), which no release made with it holds")
             return _outcome(path, report_path, problems, notes), None
         audit_ = audit.to_dict()
-    refuse_changed_files(read, str(path), "while it was checked against its report", "its digest and figures "
-                         "would be of two files; check it again once it is no longer being replaced")
     for name, entry in privacy["sensitive"].items():
         measured = audit_["sensitive"][name]
         for key in ("distinct_l", "entropy_l", "recursive", "p"):

@@ -34,3 +34,16 @@ def table3_missing_age(folder: Path) -> Path:
     lines = (folder / "age.csv").read_text().splitlines(keepends=True)
     (folder / "age.csv").write_text("".join(line for line in lines if not line.startswith("52;")))
     return folder
+
+
+def table3_released(folder: Path, salary: str | None = None) -> tuple[Path, Path]:
+    """``table3_project`` in a new ``folder`` (its first salary, 3000, made ``salary``), released by the command:
+    the release and its report."""
+    folder.mkdir()
+    table3_project(folder)
+    if salary is not None:
+        table = (folder / "table3.csv").read_text()
+        assert table.count("47677,29,3000,") == 1
+        (folder / "table3.csv").write_text(table.replace("47677,29,3000,", f"47677,29,{salary},"))
+    assert invoke("anonymize", folder / "spec.toml", "--no-progress", "-q").exit_code == 0
+    return folder / "out" / "release.parquet", folder / "out" / "release.parquet.report.json"

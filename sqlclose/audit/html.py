@@ -13,6 +13,8 @@ import base64
 import html
 import io
 import math
+import os
+import secrets
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -23,7 +25,7 @@ import numpy as np
 from sqlclose.audit.check import CheckReport, check
 from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, T_TOLERANCE, read_report
 from sqlclose.audit.render import as_given
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, OutputExistsError, writing_file
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.own_files import PAGE_HEAD_BYTES, PAGE_MARK
 from sqlclose.model.spec import Spec, load_spec
@@ -54,17 +56,48 @@ NO_MODEL = ("no model was given for it: give the release's spec (--spec), or the
 
 def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = None,
                release_path: Path | None = None, from_report: ReportModels | None = None,
-               audit: CheckReport | None = None, checked_notes: Sequence[str] = ()) -> Path:
-    """Render the page for a release and write it to ``out`` (atomically: temp name, then rename).
-    ``checked_notes``: what the check of the release against its report could not check, said on
-    the page (its Notes) as ``check --against`` says it."""
+               audit: CheckReport | None = None, checked_notes: Sequence[str] = (), overwrite: bool = True) -> Path:
+    """Render the page for a release and write it to ``out`` (``write_page``). ``checked_notes``: what
+    the check of the release against its report could not check, said on the page (its Notes) as
+    ``check --against`` says it."""
     page = render_html(report_path, spec, release_path, from_report, audit, checked_notes)
+    return write_page(page, out, overwrite)
+
+
+def write_page(page: str, out: Path, overwrite: bool) -> Path:
+    """Write a rendered page to ``out`` atomically: to a temporary of this run's own beside it (two runs
+    writing one page shared ``.NAME.tmp``), then renamed over the page (``overwrite``), else linked
+    where none is: a page that appeared while this one was made is refused, not replaced. The
+    temporary goes on any failure: a full disk left a truncated page beside the page for good, keeping
+    the room a retry needed (the ninety-eighth round); the error names the page (``writing_file``)."""
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
+    tmp = out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(out)
+    try:
+        with writing_file(out):
+            tmp.write_text(page, encoding="utf-8")
+            if overwrite:
+                tmp.replace(out)
+            else:
+                _place_new(tmp, out)
+    finally:  # a signal too; gone already once renamed
+        tmp.unlink(missing_ok=True)
     return out
+
+
+def _place_new(tmp: Path, out: Path) -> None:
+    """Put ``tmp`` at ``out`` where nothing is: a hard link fails if a file appeared there since the
+    page path was checked (no check-then-act window); without hard links, a checked rename."""
+    appeared = OutputExistsError(f"{out} appeared while the page was being made (another run wrote it?); it was "
+                                 "left as it is: pass --overwrite to replace it")
+    try:
+        os.link(tmp, out)
+    except FileExistsError:
+        raise appeared from None
+    except OSError:
+        if out.exists():
+            raise appeared from None
+        tmp.replace(out)
 
 
 def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None,

@@ -139,11 +139,12 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         own = _own_release(spec, target)
     if own is not None:  # --force redoes this spec's release as found, never another file
         target = dataclasses.replace(target, overwrite=True, replacing=found)
+    page_overwrite = asked or (html_path is not None and _own_page(html_path, current or own))
     if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report"),
                                        *folder_releases_around(html_path)],
-                           asked or _own_page(html_path, current or own))
+                           page_overwrite)
     if current is None:  # a dry run too: it validates what the run would refuse, the output included
         writer_for(target).refuse(target, inputs)
     if dry_run:
@@ -152,7 +153,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         return
     if current is not None:
         if html_path is not None:
-            _write_page(target, html_path, spec)
+            _write_page(target, html_path, spec, page_overwrite)
         if as_json:
             click.echo(json.dumps(current, indent=2))
         elif not quiet:
@@ -169,7 +170,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
                                     table=target.table, partition_by=target.partition_by,
                                     replacing=target.replacing)
     if html_path is not None:
-        _write_page(target, html_path, spec)
+        _write_page(target, html_path, spec, page_overwrite)
     try:
         if as_json:
             click.echo(json.dumps(doc, indent=2))
@@ -269,13 +270,14 @@ def _own_page(page: Path, current: dict | None) -> bool:
     return is_page_of(page, current)
 
 
-def _write_page(target, page: Path, spec) -> None:
+def _write_page(target, page: Path, spec, overwrite: bool) -> None:
     """The sign-off page of the release just placed (or found up to date). It is written last: a
-    failure here says that the release stands, since it was placed and verified before."""
+    failure here says that the release stands, since it was placed and verified before.
+    ``overwrite``: an existing page may be replaced (else one that appeared since it was checked is not)."""
     from sqlclose.audit.html import write_html
 
     try:
-        write_html(target.report, page, spec)
+        write_html(target.report, page, spec, overwrite=overwrite)
     except (OSError, SqlcloseError) as e:  # a signal (Interrupted, a KeyboardInterrupt) passes: told as such
         reason = e if isinstance(e, SqlcloseError) else (e.strerror or e)
         raise EnvironmentFailure(f"the release {_where(target)} and its report {target.report} are in place and "

@@ -36,23 +36,30 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     that is not a report is bad input (exit 2); a release that no longer matches its report's digest
     (edited, replaced, or another file given with --release) gets no page (exit 4), nor does a
     table exported from the warehouse whose figures are not its report's."""
-    from sqlclose.against_report import models_from_report, refuse_changed_release
+    from sqlclose.against_report import models_from_report, pair_stamps, refuse_changed_release, refused_if_replaced
     from sqlclose.audit.claims import read_report
-    from sqlclose.audit.html import PAGE_FIELDS, PAGE_PRINTS, refuse_malformed, write_html
+    from sqlclose.audit.html import PAGE_FIELDS, PAGE_PRINTS, refuse_malformed, render_html, write_page
+    from sqlclose.model.file_stamps import stamps_of
     from sqlclose.release.files import refuse_page_target
 
+    report_read = stamps_of([report_path])  # before it is read: a run may place a new pair meanwhile
     doc = read_report(report_path, PAGE_FIELDS, PAGE_PRINTS)
     refuse_malformed(doc)
     if release_path is None and doc["output"].get("format") != "sql":  # a query's report: write_html says so
         release_path = _recorded_release(report_path, doc)
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
-    audit, notes = refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"],
-                                          spec_path)
-    # Without the spec, the models check --against rebuilds from the report: its sensitive columns
-    # were left unmeasured, and the page's attack table stood empty, as if nothing were exposed.
-    rebuilt = models_from_report(doc) if spec_path is None else None
-    out = write_html(report_path, html_path, spec_path, release_path, rebuilt, audit, notes)
+    release = release_path or Path(doc["output"]["path"])
+    read = {**pair_stamps(release, report_path), **report_read}
+    # The report is read again below (the check, the page): a pair placed meanwhile was told "does not
+    # match its report" (exit 4), or drawn as one release's claims over another's figures.
+    with refused_if_replaced(read, release, "while its page was made", "write the page again"):
+        audit, notes = refuse_changed_release(release, report_path, doc["output"], spec_path)
+        # Without the spec, the models check --against rebuilds from the report: its sensitive columns
+        # were left unmeasured, and the page's attack table stood empty, as if nothing were exposed.
+        rebuilt = models_from_report(doc) if spec_path is None else None
+        page = render_html(report_path, spec_path, release_path, rebuilt, audit, notes)
+    out = write_page(page, html_path, overwrite)
     click.echo(f"wrote {out}")
 
 
