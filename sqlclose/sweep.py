@@ -28,7 +28,7 @@ from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_
 from sqlclose.model.text import given_items, not_finite
 from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn
-from sqlclose.prepare.sources import SourceLike
+from sqlclose.prepare.sources import Opened, SourceLike
 from sqlclose.privacy.criteria import (
     TOLERANCE,
     Criterion,
@@ -462,7 +462,7 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] 
         finally:
             if engine is None:
                 opened.engine.close()
-    result.source = Path(opened.label).name if "/" in opened.label else opened.label
+    result.source = source_named(opened)
     result.inputs = api.files_read_by(opened, spec)
     result.spec_models = spec_models_kept(problem.sas, gaa=algorithm == "gaa", l_swept=bool(ls), t_swept=bool(ts))
     result.distance = problem.sas[0].spec.distance if problem.sas and problem.sas[0].spec is not None else None
@@ -470,6 +470,13 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] 
     result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
     result.seconds = time.perf_counter() - started
     return result
+
+
+def source_named(opened: Opened) -> str:
+    """How a sweep's charts and summary name its source: a path's file name (the folders above it are
+    the user's, not the chart's), any other source by its label. Told by ``Opened.path``, never by the
+    label's text: a caller's table "ward/2024" was named "2024"."""
+    return opened.path.name if opened.path is not None else opened.label
 
 
 def spec_models_kept(sas: Sequence[Any], *, gaa: bool, l_swept: bool, t_swept: bool) -> str:

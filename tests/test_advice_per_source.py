@@ -217,3 +217,57 @@ def test_the_float_leaf_cast_is_told_to_a_relation_and_a_callers_table_as_their_
 def _cast_told(said: str) -> str:
     """The whole-numbers hint's words, after the tree's own example of a leaf (also "(e.g. …)")."""
     return said.split("cast the column to whole numbers ", 1)[1]
+
+
+WAITS = {"privacy": {"k": 2}, "others": "keep", "quasi_identifiers": {"g": {"tree": {"*": ["a", "b"]}}},
+         "sensitive": {"s": {"distinct_l": 2}}}
+WAITS_SQL = ("SELECT * FROM (VALUES ('a', 'x', INTERVAL 1500 MICROSECONDS), ('a', 'y', INTERVAL 2 SECONDS), "
+             "('b', 'x', INTERVAL 3 DAYS), ('b', 'y', INTERVAL 4 HOURS)) t(g, s, v)")
+
+
+def _written_waits(source, path) -> list[str]:
+    """The kept column ``v`` of ``source``'s release written to Parquet at ``path``, read back plainly."""
+    with sqlclose.anonymize(source, WAITS) as release:
+        release.write(path)
+    return sorted(v for (v,) in duckdb.sql(f"SELECT v FROM '{path}'").fetchall())
+
+
+def _refused_for_parquet(source, path) -> str:
+    with sqlclose.anonymize(source, WAITS) as release, pytest.raises(sqlclose.errors.InputError) as e:
+        release.write(path)
+    assert not path.parent.exists()
+    return str(e.value)
+
+
+def test_a_column_parquet_cannot_hold_is_told_its_conversion_where_the_source_takes_it(tmp_path):
+    """An INTERVAL kept column (Parquet holds whole milliseconds) of a relation or a caller's table was
+    told "give it in a [source] query as CAST(…)", which neither takes; a DataFrame or an Arrow table,
+    "e.g. df['v'].astype(str) in pandas" (pandas to an Arrow table). Each is told it in its own form
+    now. Oracle: the statement, run as written, makes a source whose release, written to Parquet, holds
+    DuckDB's own text of the intervals the test wrote (the relation, the view), pandas' own text of its
+    timedeltas (to the microsecond, in the one precision pandas writes a column's in), pyarrow's of its
+    durations (its count of microseconds), written out by hand."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS {WAITS_SQL}")
+    as_text = sorted(v for (v,) in con.sql("SELECT CAST(v AS VARCHAR) FROM t").fetchall())
+    said = _refused_for_parquet(con.sql("SELECT * FROM t"), tmp_path / "relation" / "r.parquet")
+    assert "[source] query" not in said and "convert it in the relation first (e.g. SELECT * REPLACE (" in said, said
+    assert _written_waits(con.sql(example(said).replace("…", "t")), tmp_path / "r1.parquet") == as_text
+    said = _refused_for_parquet((con, "t"), tmp_path / "view" / "r.parquet")
+    assert "[source] query" not in said and "given as (connection, view) in its place" in said, said
+    con.execute(example(said).replace("CREATE VIEW …", "CREATE VIEW waits").replace("FROM …", "FROM t"))
+    assert _written_waits((con, "waits"), tmp_path / "r2.parquet") == as_text
+    df = pd.DataFrame({"g": ["a", "a", "b", "b"], "s": ["x", "y", "x", "y"],
+                       "v": pd.to_timedelta([1500, 2_000_000, 3 * 86_400_000_000, 4 * 3_600_000_000], unit="us")})
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    said = _refused_for_parquet(df, tmp_path / "pandas" / "r.parquet")
+    assert "[source] query" not in said and "convert it in the DataFrame first (e.g. df['v'] = " in said, said
+    exec(example(said), {"df": df})
+    assert _written_waits(df, tmp_path / "r3.parquet") == ["0 days 00:00:00.001500", "0 days 00:00:02.000000",
+                                                           "0 days 04:00:00.000000", "3 days 00:00:00.000000"]
+    said = _refused_for_parquet(table, tmp_path / "arrow" / "r.parquet")
+    assert "in pandas" not in said and "convert it in the table first (e.g. table = " in said, said
+    run = {"table": table}
+    exec(example(said), run)
+    assert _written_waits(run["table"], tmp_path / "r4.parquet") == sorted(
+        ["1500", "2000000", "259200000000", "14400000000"])

@@ -166,3 +166,53 @@ def test_pandas_row_index_the_release_leaves_out_is_read(unreleased):
     kept = pa.Table.from_pandas(frame[frame.age % 3 > 0])
     with sqlclose.anonymize(kept, SPEC | unreleased) as release:
         assert release.to_arrow().column_names == ["age", "d"]
+
+
+def _fix_told(said: str, start: str) -> str:
+    """The pandas statement of a refusal's advice, from ``start`` to the next comma, closing bracket or end."""
+    told = said[said.index(start):]
+    depth, end = 0, len(told)
+    for i, char in enumerate(told):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        if depth < 0 or (depth == 0 and char == ","):
+            end = i
+            break
+    return told[:end]
+
+
+@pytest.mark.parametrize(("label", "values", "shown", "released"), [
+    ("it's", [20, "x", 30, "y"], "df[\"it's\"]", ["20", "30", "x", "y"]),
+    (3, [20, "x", 30, "y"], "df[3]", ["20", "30", "x", "y"]),
+    ("z", [1j, 2j, 3j, 4j], "df['z']", ["1j", "2j", "3j", "4j"])])
+def test_a_pandas_columns_fix_names_the_column_as_python_quotes_it(label, values, shown, released):
+    """A mixed object column and a complex one were told the fix with a placeholder, `df[col] =
+    df[col].astype("string")`, `df[col].real`, where every other refusal names the column (`df['age']`).
+    Named now as Python quotes the label (a quote in it, a whole number); the text fix, run as written,
+    makes a DataFrame the run releases, the column as the text the test wrote by hand."""
+    frame = pd.DataFrame({"age": [20, 21, 30, 31], "d": ["x", "y", "x", "y"], label: values})
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(frame, SPEC)
+    said = str(refused.value)
+    assert "df[col]" not in said, said
+    if isinstance(values[0], complex):
+        assert f"to its parts ({shown}.real, {shown}.imag)" in said, said
+    fix = _fix_told(said, f"{shown}.astype(" if isinstance(values[0], complex) else f"{shown} = ")
+    run = {"df": frame, "pd": pd}
+    exec(fix if " = " in fix else f"df[{label!r}] = {fix}", run)
+    with sqlclose.anonymize(run["df"], {**SPEC, "others": "keep"}) as release:
+        assert sorted(release.to_arrow().column(str(label)).to_pylist()) == released
+
+
+def test_a_pandas_period_in_an_arrow_tables_fix_names_the_column():
+    """A pandas period in an Arrow table was told `df[col].astype(str)`; it names the column now, and run
+    as written on the DataFrame the table was made from, the table made again is released, the months as
+    pandas writes them (by hand)."""
+    frame = pd.DataFrame({"age": [20, 21, 30, 31], "d": ["x", "y", "x", "y"],
+                          "m": pd.period_range("2001-07", periods=4, freq="M")})
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(pa.Table.from_pandas(frame, preserve_index=False), SPEC)
+    said = str(refused.value)
+    fix = _fix_told(said, "df['m'].astype(")
+    exec(f"df['m'] = {fix}", {"df": frame})
+    with sqlclose.anonymize(pa.Table.from_pandas(frame, preserve_index=False), SPEC) as release:
+        assert sorted(release.to_arrow().column("m").to_pylist()) == ["2001-07", "2001-08", "2001-09", "2001-10"]

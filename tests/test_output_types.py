@@ -90,7 +90,7 @@ def test_a_column_parquet_cannot_hold_is_refused_naming_it_and_the_cast(tmp_path
         return
     assert f"column 'v' is {kind}, which Parquet cannot hold as it is" in done.stderr
     # a DuckDB table holds no UNION, nor CSV (a nested value): the query's cast alone is offered
-    assert "[source] query as CAST(\"v\" AS " in done.stderr
+    assert "in a [source] query (e.g. CAST(\"v\" AS " in done.stderr
     assert ("write CSV" not in done.stderr) if "UNION" in kind else \
         done.stderr.rstrip().endswith("or write CSV or a DuckDB table")
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
@@ -192,7 +192,7 @@ def test_an_arrow_duration_is_refused_for_parquet_before_anything_is_written(tmp
                                              r"\(Parquet's INTERVAL holds whole milliseconds") as refused:
             release.write(out / "r.parquet")
         # what to do with an Arrow table given, which takes no [source] query (sixty-fourth round's review)
-        assert "convert it in the arrow table before giving it" in str(refused.value)
+        assert "convert it in the table first (e.g. table = table.set_column(" in str(refused.value)
         assert "[source] query" not in str(refused.value)
         release.write(out / "r.csv")  # CSV keeps it
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.csv.report.json"]

@@ -184,7 +184,8 @@ def test_a_parquet_file_named_as_an_in_memory_label_is_told_a_source_query_for_a
     with sqlclose.anonymize(name, WAITS) as release, pytest.raises(sqlclose.errors.InputError) as e:
         release.write(tmp_path / "out" / "r.parquet")
     said = str(e.value)
-    assert "give it in a [source] query as CAST(\"v\" AS VARCHAR) (its text, to the microsecond)" in said, said
+    assert "convert it in a [source] query (e.g. CAST(\"v\" AS VARCHAR), which writes its text to the microsecond" \
+        in said, said
     assert "convert it in the" not in said and "in pandas" not in said, said
     assert not (tmp_path / "out").exists()
     query = f"SELECT * REPLACE (CAST(\"v\" AS VARCHAR) AS v) FROM read_parquet('{tmp_path / name}')"

@@ -329,6 +329,20 @@ def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch, placeh
     assert len(sweep(None, spec, [2, 3, 4], strategies=["S1", "S2"]).rows) == 6
 
 
+def test_a_sweep_names_its_source_by_its_kind_not_by_its_labels_text(tmp_path):
+    """A sweep's charts and summary name a file by its file name, any other source by its label: a
+    caller's DuckDB table "ward/2024" was named "2024", as if its label were a path. Oracle: the names
+    the test gave (the table's, the copied file's)."""
+    con = duckdb.connect()
+    table3 = REPO / "datasets" / "table3" / "table3.csv"
+    con.execute(f"""CREATE TABLE "ward/2024" AS SELECT * FROM read_csv('{table3}')""")
+    assert sweep((con, "ward/2024"), TABLE3_SPEC, [2]).source == "duckdb table ward/2024"
+    copied = tmp_path / "a folder" / "ward 2024.csv"
+    copied.parent.mkdir()
+    copied.write_bytes(table3.read_bytes())
+    assert sweep(copied, TABLE3_SPEC, [2]).source == "ward 2024.csv"
+
+
 def test_charts_into_a_folder_not_made_yet(tmp_path):
     # docs/utility.md's `result.charts("charts/")` raised FileNotFoundError unless the folder
     # existed (matplotlib's savefig does not make it).

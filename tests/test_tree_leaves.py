@@ -506,3 +506,40 @@ def test_a_toml_nan_among_a_groups_leaves_is_refused(tmp_path):
     assert result.exit_code == 2, result.output
     assert f"quasi_identifiers.d.tree: {MISSING_TOLD.format('nan')}" in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_value_in_a_row_of_labels_is_refused_as_in_a_data_frames():
+    """`Hierarchy.from_rows` of plain rows wrote a NaN as the label 'nan' (a DataFrame's rows were checked,
+    a list's not): a leaf 'nan' a text column spelling it matched, a group 'nan'. Refused, naming the row
+    and the level, a NaN, numpy's, pandas' NA and NaT alike. Written out by hand."""
+    pd = pytest.importorskip("pandas")
+    for missing, written in ((float("nan"), "nan"), (np.float64("nan"), "np.float64(nan)"), (pd.NA, "<NA>"),
+                             (pd.NaT, "NaT")):
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_rows([["22", "20s", "*"], [missing, "20s", "*"]], "h")
+        assert str(e.value) == (f"h, row 2, level 0: the leaf is a missing value ({written}): a missing value is no "
+                                "leaf; a NULL of the data follows its column's nulls policy (nulls = \"value\" reads "
+                                "it as its null_value, a leaf to list as text): leave it out of the rows")
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_rows([("22", "20s", "*"), np.array(["27", missing, "*"], dtype=object)], "h")
+        assert str(e.value) == (f"h, row 2, level 1: the label is a missing value ({written}); every leaf needs a "
+                                "label at every level (leaf, …, top), as text")
+
+
+def test_a_missing_value_as_a_trees_key_is_refused_naming_its_table():
+    """A NaN or None as a tree's key (`df.groupby(…, dropna=False)`'s NaN group) became the group 'nan' or
+    'None'. Refused, naming the table it keys, by `Hierarchy.from_tree` and by a spec given as a dict.
+    Written out by hand."""
+    told = ("the table {} has a missing value ({}) as a key: a missing value names no group (it was taken as the "
+            "text '{}'); give the group a name as text (\"unknown\")")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"20s": ["22"], float("nan"): ["27"]}, "t")
+    assert str(e.value) == "t: " + told.format("at the tree's top", "nan", "nan")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"all": {"20s": ["22"], None: ["27"]}}, "t")
+    assert str(e.value) == "t: " + told.format("of group 'all'", "None", "None")
+    spec = {"k": 2, "others": "keep", "quasi_identifiers": {"age": {"tree": {"*": {"20s": ["22"], None: ["27"]}}}}}
+    with pytest.raises(SpecError) as e:
+        sqlclose.anonymize(pa.table({"age": ["22", "27"]}), spec)
+    assert str(e.value) == "spec: invalid spec: quasi_identifiers.age.tree: " + told.format(
+        "of group '*'", "None", "None")

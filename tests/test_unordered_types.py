@@ -79,7 +79,7 @@ def test_a_variant_column_is_refused_for_parquet_before_the_search(tmp_path, cas
                    "as INTEGER and as BIGINT, compare and read alike" in said, said
             # CSV holds a VARIANT as its text, no nested value; a DuckDB table neither
             assert said.endswith("or write CSV" if kind == "VARIANT" else "variant_typeof(\"x\") as another "
-                                 "column if its type matters"), said
+                                 "column if its type matters)"), said
     assert not (tmp_path / "out").exists()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+import sqlglot
 from sqlglot import exp
 
 from sqlclose.model.spec import WAREHOUSE_DIALECTS
@@ -28,7 +29,7 @@ def _order_by(sql: str) -> list[str]:
     return [line.strip().rstrip(",") for line in sql.split("ORDER BY", 1)[1].strip().splitlines()]
 
 
-@pytest.mark.parametrize("dialect", [d for d in WAREHOUSE_DIALECTS if d != "trino"])  # Trino: no tie keys at all
+@pytest.mark.parametrize("dialect", WAREHOUSE_DIALECTS)
 def test_a_quasi_identifier_of_digits_at_its_leaves_has_no_tie_key(dialect):
     """ZIP codes of five digits (one length) and ages without a leading zero: the column's order alone;
     y, whose values the release never joins to the texts counted, keeps its key (two keys after x's one)."""
@@ -54,3 +55,16 @@ def test_a_float_quasi_identifier_comes_out_in_its_texts_byte_order():
                 "('-0.0'::DOUBLE, 2)) v(x, y)")
     rows = con.execute(f"SELECT CAST(x AS VARCHAR), y FROM ({_release_sql(['-0.0', '0.0'], 'duckdb')})").fetchall()
     assert rows == [("-0.0", 2), ("-0.0", 4), ("0.0", 1), ("0.0", 3)]
+
+
+def test_trino_orders_a_column_released_as_it_is_by_its_text_too():
+    """Trino has no collations, but a timestamp with time zone at two offsets is one instant in its order,
+    written apart: each of x (those two texts) and y is followed by its cast to VARCHAR, read back from
+    the rendered Trino SQL's ORDER BY."""
+    values = ["2024-01-01 00:00:00.000 UTC", "2024-01-01 01:00:00.000 +01:00"]
+    order = sqlglot.parse_one(_release_sql(values, "trino"), read="trino").args["order"].expressions
+    varchar = exp.DataType.build("VARCHAR")
+    keys = [(key.this.sql("trino"), key.args.get("desc") or False) for key in order]
+    assert keys == [('"x"', False), ('CAST("x" AS VARCHAR)', False), ('"y"', False), ('CAST("y" AS VARCHAR)', False)]
+    for key in order[1::2]:
+        assert isinstance(key.this, exp.Cast) and key.this.to == varchar and not key.args.get("nulls_first")

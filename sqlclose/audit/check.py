@@ -288,7 +288,7 @@ def _refuse_floats_beside_numbers(name: str, ours: pa.DataType, theirs: pa.DataT
     if (kinds[0] != kinds[1] and numbers) or too_wide:
         raise DataError(f"column {name!r} is {ours} in the checked table and {theirs} in the reference: values are "
                         "compared by their text, where 5000 and 5000.0 differ; give both one type (e.g. "
-                        "df[col].astype('Int64') for a pandas column made float by a missing value)")
+                        f"df[{name!r}].astype('Int64') for a pandas column made float by a missing value)")
 
 
 def _common_decimal(one: pa.DataType, other: pa.DataType) -> str | None:

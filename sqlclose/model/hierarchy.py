@@ -32,7 +32,7 @@ from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.frame_rows import data_frame_rows, is_data_frame, is_pandas_array, pandas_leaves
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.mending import QUERY, is_warehouse
-from sqlclose.model.missing_values import is_missing, refuse_missing_leaf
+from sqlclose.model.missing_values import is_missing, refuse_missing_key, refuse_missing_label, refuse_missing_leaf
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
 
@@ -161,8 +161,7 @@ class Hierarchy:
         given as text (``"22;20s;*"``) is refused, not taken for a row of its characters."""
         if is_data_frame(rows):
             rows = data_frame_rows(rows, origin)
-        return cls(tuple(tuple(v if v is None else value_text(v, origin, i, level)
-                               for level, v in enumerate(_row(r, origin, i)))
+        return cls(tuple(tuple(_row_value_text(v, origin, i, level) for level, v in enumerate(_row(r, origin, i)))
                          for i, r in enumerate(rows)), origin)
 
     @classmethod
@@ -357,6 +356,16 @@ def _row(row: object, origin: str, i: int) -> Sequence[object]:
     return row
 
 
+def _row_value_text(value: object, origin: str, row: int, level: int) -> str | None:
+    """One of ``from_rows``' values as text (``value_text``); None left for validation, which names it;
+    any other missing value (NaN, NA, NaT: ``missing_values``), which was written 'nan', refused."""
+    if value is None:
+        return None
+    if is_missing(value):
+        refuse_missing_label(value, f"{origin}, row {row + 1}, level {level}", level)
+    return value_text(value, origin, row, level)
+
+
 def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     """A tree's leaf as the engine writes the column's value (values are matched as text): TOML's
     true and false as ``true`` and ``false``, as the engine casts a BOOLEAN (Python's ``True``
@@ -410,6 +419,10 @@ def group_labels(table: Mapping, groups: Sequence[str], origin: str | None = Non
     merged under one label without a word (a spec's tree kept the last key's leaves alone). Refused,
     naming both keys and the group they would make. ``groups``: the table's own path, from the top;
     ``origin`` starts the error (a spec's field is named by pydantic instead)."""
+    where = f"of group {_group(groups[::-1])}" if groups else "at the tree's top"
+    for key in table:
+        if is_missing(key):  # df.groupby(…, dropna=False)'s NaN group: it was the group 'nan'
+            refuse_missing_key(key, lambda: f"{origin + ': ' if origin else ''}the table {where}")
     labels = [str(key) for key in table]
     if len(set(labels)) == len(labels):
         return labels
@@ -417,7 +430,6 @@ def group_labels(table: Mapping, groups: Sequence[str], origin: str | None = Non
     for key, label in zip(table, labels):
         other = first.setdefault(label, key)
         if other is not key:
-            where = f"of group {_group(groups[::-1])}" if groups else "at the tree's top"
             raise HierarchyError(f"{origin + ': ' if origin else ''}keys {shown(other)} and {shown(key)} {where} are "
                                  f"both written {shown(label)}, and a group's name is its key as text: their leaves "
                                  f"would make one group {_group([label, *groups[::-1]])}; rename one of the two, or "

@@ -50,3 +50,21 @@ def refuse_missing_leaf(leaf: object, group: Callable[[], str], in_pandas: bool 
     written, advice = (f"{leaf!r} in pandas", " (….dropna().unique())") if in_pandas else (repr(leaf), "")
     raise HierarchyError(f"{group()} lists a missing value ({written}) among its leaves: a missing value is no leaf; "
                          f"{NULL_FOLLOWS_ITS_POLICY}: leave it out of the tree{advice}")
+
+
+def refuse_missing_label(label: object, where: str, level: int) -> None:
+    """Refuse ``label`` (``is_missing``, None included) at ``level`` of a hierarchy's row (``where``: its
+    origin, row and level), which was written as its text ('nan'): the leaf (level 0) as a missing leaf
+    is, a group's label as a label every leaf needs, as text."""
+    if level == 0:
+        raise HierarchyError(f"{where}: the leaf is a missing value ({label!r}): a missing value is no leaf; "
+                             f"{NULL_FOLLOWS_ITS_POLICY}: leave it out of the rows")
+    raise HierarchyError(f"{where}: the label is a missing value ({label!r}); every leaf needs a label at every "
+                         "level (leaf, …, top), as text")
+
+
+def refuse_missing_key(key: object, where: Callable[[], str]) -> None:
+    """Refuse ``key`` (``is_missing``, None included), a tree's key naming a group (``where``: the table's
+    words, made only now), which was the group's label as its text ('nan', 'None')."""
+    raise HierarchyError(f"{where()} has a missing value ({key!r}) as a key: a missing value names no group (it was "
+                         f"taken as the text {str(key)!r}); give the group a name as text (\"unknown\")")

@@ -37,8 +37,8 @@ def refuse_arrow_shapes(table: pa.Table, label: str, released: Callable[[str], b
             raise InputError(f"cannot read the {label}: column {field.name!r} is of the Arrow extension type "
                              f"{foreign.extension_name!r}, which the engine reads as its storage "
                              f"({foreign.storage_type}), not its values (a pandas month period '2000-01' as 360); "
-                             "convert it first, e.g. to its text (as a DataFrame: df[col].astype(str)) or to a "
-                             "type of Arrow's own")
+                             f"convert it first, e.g. to its text (as a DataFrame: df[{field.name!r}]"
+                             ".astype(\"string\")) or to a type of Arrow's own")
         if type_holds(field.type, lambda t: pa.types.is_struct(t) and t.num_fields == 0):
             raise InputError(f"cannot read the {label}: column {field.name!r} ({field.type}) holds a struct of no "
                              "fields, which no Parquet file can hold; drop the column or give the struct a field")

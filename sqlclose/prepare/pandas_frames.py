@@ -111,13 +111,16 @@ def arrow_of_pandas(frame: Any, released: Callable[[str], bool] | None = None) -
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         found = _CONVERSION.search(str(e))
         column = f"column {found.group(1)!r} (dtype {found.group(2)})" if found else "a column"
+        # The fix names the column by its label as Python quotes it (df['age'], df[3]), where Arrow's words name it
+        labels = [label for label in frame.columns if found and str(label) == found.group(1)]
+        c = f"df[{labels[0]!r}]" if labels else "df[col]"
         if found and found.group(2).startswith("complex"):
             raise InputError(f"cannot read the pandas DataFrame: {column} holds complex numbers, which Arrow has no "
-                             f"type for; convert it first, e.g. to its parts (df[col].real, df[col].imag) or to "
-                             "text (df[col].astype(str))") from None
+                             f"type for; convert it first, e.g. to its parts ({c}.real, {c}.imag) or to text "
+                             f"({c}.astype(\"string\"))") from None
         raise InputError(f"cannot read the pandas DataFrame: {column} holds values Arrow cannot read as one type "
-                         "(say numbers and text in one object column); convert it first, e.g. "
-                         "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
+                         f"(say numbers and text in one object column); convert it first, e.g. {c} = "
+                         f"{c}.astype(\"string\"), or pd.to_numeric({c})") from None
     except (OverflowError, UnicodeError) as e:  # Python's own words quote the value: not shown
         raise _unconverted(frame, e) from None
     held = released or (lambda name: True)

@@ -51,11 +51,12 @@ class GaaRelease(Release):
 
     # ---- no lattice -------------------------------------------------------------------------
     @property
-    def node(self) -> None:  # type: ignore[override]
+    def node(self) -> None:
+        """None: no one node holds every class (``Release.node``)."""
         return None
 
     @property
-    def minimal_nodes(self) -> None:  # type: ignore[override]
+    def minimal_nodes(self) -> None:
         """None, as for a lattice not decided: GAA has none (``[]`` read as "no node satisfies")."""
         return None
 

@@ -203,8 +203,9 @@ class Release:
 
     # ---- what was chosen ----------------------------------------------------------------
     @property
-    def node(self) -> dict[str, int]:
-        """Generalization level per quasi-identifier."""
+    def node(self) -> dict[str, int] | None:
+        """Generalization level per quasi-identifier: the lattice node released; None for GAA's
+        multidimensional recoding (``GaaRelease``), which releases each class at levels of its own."""
         return self._named(self.search.optimum)
 
     @property

@@ -78,6 +78,11 @@ class WarehouseRelease(Release):
     dialect: str = "duckdb"
     drop_nulls: tuple[str, ...] = ()  # columns whose NULL rows nulls = "drop" removes
 
+    @property
+    def node(self) -> dict[str, int]:
+        """The lattice node released: a histogram's search is Incognito's (GAA is refused, ``api._from_histogram``)."""
+        return self._named(self.search.optimum)
+
     # ---- the queries --------------------------------------------------------------------
     def release_query(self) -> exp.Select:
         """A fresh query each call (rendering and the verification consume it), from lookups read once."""

@@ -34,7 +34,6 @@ from sqlclose.model import mending
 from sqlclose.model.spec import Output, catalog_name, default_report_path, table_parts, typed_name
 from sqlclose.model.text import agreeing, counted, named
 from sqlclose.prepare.problem import Problem
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
 from sqlclose.release import database_file, files, placing, recovery
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.table_digest import content_digest, refuse_untold
@@ -175,25 +174,26 @@ class FileWriter(Writer):
                    types: dict[str, str] | None) -> exp.Expression: ...
 
 
-# Per type the engine's Parquet writer does not keep: what it writes instead, and what a [source]
-# query can make of it that Parquet keeps.
+# Per type the engine's Parquet writer does not keep: what it writes instead, the SQL that makes of it
+# what Parquet keeps (of the column ``{c}``), and what else the SQL could make (said where the source
+# takes SQL: a [source] query, a relation's, a view's; ``_refuse_unkept``).
 _PARQUET_FIXES = {
-    "HUGEINT": ("DuckDB writes HUGEINT and UHUGEINT as DOUBLE, rounding them",
-                "CAST({c} AS DECIMAL(38, 0)) when its values have at most 38 digits, else CAST({c} AS VARCHAR)"),
-    "TIME WITH TIME ZONE": ("DuckDB writes TIMETZ as the UTC time, dropping its offset",
-                            "CAST({c} AS VARCHAR), or the time at one zone"),
+    "HUGEINT": ("DuckDB writes HUGEINT and UHUGEINT as DOUBLE, rounding them", "CAST({c} AS DECIMAL(38, 0))",
+                ", which holds values of at most 38 digits; else CAST({c} AS VARCHAR)"),
+    "TIME WITH TIME ZONE": ("DuckDB writes TIMETZ as the UTC time, dropping its offset", "CAST({c} AS VARCHAR)",
+                            ", which keeps its offset; or the time at one zone"),
     "INTERVAL": ("Parquet's INTERVAL holds whole milliseconds, so 1.5 ms would be written as 1 ms",
-                 "CAST({c} AS VARCHAR) (its text, to the microsecond), or epoch_us({c}) (a BIGINT of "
-                 "microseconds, a month counted as 30 days)"),
+                 "CAST({c} AS VARCHAR)", ", which writes its text to the microsecond; or epoch_us({c}), a BIGINT of "
+                 "microseconds, a month counted as 30 days"),
     "UNION(": ("DuckDB writes a UNION as a STRUCT of its tag's number and its members; Parquet has no union type",
-               "CAST({c} AS VARCHAR) (its value's text), with union_tag({c}) as another column if which member "
-               "it holds matters"),
+               "CAST({c} AS VARCHAR)", ", which writes its value's text, with union_tag({c}) as another column if "
+               "which member it holds matters"),
     # Review of the ninety-first round: two input orders gave two files.
     "VARIANT": ("a VARIANT's values of two types, 1 as INTEGER and as BIGINT, compare and read alike, so no order "
                 "of the release's content tells their rows apart, and the file, which keeps the types, would be "
                 "written in the input's order",
-                "CAST({c} AS VARCHAR) (its value's text), with variant_typeof({c}) as another column if its type "
-                "matters"),
+                "CAST({c} AS VARCHAR)", ", which writes its value's text, with variant_typeof({c}) as another column "
+                "if its type matters"),
 }
 
 
@@ -276,11 +276,6 @@ def refuse_invalid_text(problem: Problem) -> None:
     problem.text_checked = True
 
 
-# How the advice names a source held in memory, by its kind (``Problem.kind``), never by its label: a
-# Parquet file named "arrow table" was told to convert its column in the Arrow table (ninety-eighth round).
-_IN_MEMORY_NAMES = {mending.ARROW: ARROW_LABEL, mending.PANDAS: PANDAS_LABEL}
-
-
 def refuse_unordered(release: Release, query: exp.Expression, params: list) -> None:
     """Refuse a released column the engine cannot sort (``Engine.unordered_columns``: Spark's
     VARIANT), in the words a Parquet write refuses it: ``to_arrow`` sorts the rows as a write does,
@@ -305,12 +300,14 @@ def _refuse_columns(engine: Engine, unkept: dict[str, str], source_kind: str) ->
         why, fix = own
         raise InputError(f"column {name!r} is {kind}, {why}{more}: {fix}")
     quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
-    why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
-    # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
-    where = f"give it in a [source] query as {fix.format(c=quoted)}"
-    if (held := _IN_MEMORY_NAMES.get(source_kind)) is not None:
-        where = f"convert it in the {held} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
-    raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
+    why, sql, alternatives = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
+    # Said where the source takes it: a DataFrame, an Arrow table, a relation or a caller's table takes no
+    # [source] query (one beside them is refused), and the first two no SQL at all: there, its text.
+    in_python = source_kind in (mending.PANDAS, mending.ARROW)
+    where = mending.mended(source_kind, name, sql.format(c=quoted), f"df[{name!r}] = df[{name!r}].astype('string')",
+                           f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
+                           f"table[{name!r}].cast('string'))", "" if in_python else alternatives.format(c=quoted))
+    raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: convert it "
                      f"{where}{_other_formats(kind)}")
 
 

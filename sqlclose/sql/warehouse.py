@@ -413,12 +413,11 @@ def _is_marker(node: exp.Expression, name: str) -> bool:
     return isinstance(node, exp.Anonymous) and node.name == name
 
 
-def _tie_text(value: exp.Expression, kept: bool, dialect: str) -> exp.Expression | None:
+def _tie_text(value: exp.Expression, kept: bool, dialect: str) -> exp.Expression:
     """A released column's text byte for byte, the key that orders rows its own order ties (``with_byte_ties``):
-    BigQuery's kept column as its JSON text (an ARRAY or STRUCT has no cast to STRING); None in Trino,
-    which has no collations (and no cast of a JSON or MAP to text)."""
-    if dialect == "trino":
-        return None
+    BigQuery's kept column as its JSON text (an ARRAY or STRUCT has no cast to STRING). Trino has no
+    collations, but a ``timestamp with time zone`` at two offsets is one instant in its order, and
+    its cast to VARCHAR writes each with its zone (a kept ARRAY or ROW has no such cast: not covered)."""
     text = _sort_text(value, dialect) if kept and dialect == "bigquery" else q.as_text(value)
     return _binary_text(text, dialect)
 
@@ -508,9 +507,6 @@ def render(query: exp.Expression, dialect: str) -> str:
 
     # in place: the query was built for this text alone, and a copy of its lookups costs seconds
     query = query.transform(spelled, copy=False)
-    for ordered in list(query.find_all(exp.Ordered)):
-        if ordered.this is None:  # a key ``_tie_text`` spells as none (Trino)
-            ordered.pop()
     if dialect == "snowflake":
         query = query.transform(_nulls_said, copy=False)
     return query.sql(dialect=dialect, pretty=True, copy=False)

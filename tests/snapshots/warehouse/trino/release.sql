@@ -45,4 +45,6 @@ FROM (
 ORDER BY
   "a""b" ASC,
   "c`d'e" ASC,
-  "x; DROP TABLE t; --" ASC
+  CAST("c`d'e" AS VARCHAR) ASC,
+  "x; DROP TABLE t; --" ASC,
+  CAST("x; DROP TABLE t; --" AS VARCHAR) ASC
