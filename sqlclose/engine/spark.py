@@ -501,13 +501,10 @@ class SparkEngine(Engine):
     # TIMESTAMP as that zone's wall time, with no offset ('1979-12-31 19:00:00' for 1980-01-01 UTC),
     # and the hour repeated when the clocks go back is one text for two instants: every pass keys a
     # value by its text (``queries.as_text``), so two instants were one leaf (ninety-eighth round).
-    # Every statement therefore runs in UTC, where each instant has a text of its own (``_frame``).
+    # Every statement therefore runs in UTC, where each instant has a text of its own (``_frame``): the
+    # base's ``texts_in_utc`` (a no-op) serves.
     # The session's zone is followed where a person reads the instant: the dates rule's days and
     # GAA's written labels (``instants_as_written``), as a caller's DuckDB connection's zone is.
-    @contextmanager
-    def texts_in_utc(self) -> Iterator[None]:
-        yield  # every statement is in UTC already
-
     @contextmanager
     def texts_in_session_zone(self) -> Iterator[None]:
         self._session_zone = True
