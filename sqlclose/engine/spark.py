@@ -150,7 +150,8 @@ def _exact_json(value: exp.Expression) -> exp.Expression:
 
 
 def _instant_text(value: exp.Expression) -> exp.Expression:
-    """A ``TIMESTAMP``'s text as DuckDB writes a ``TIMESTAMPTZ`` in the session's zone: Spark's wall time,
+    """A ``TIMESTAMP``'s text as DuckDB writes a ``TIMESTAMPTZ`` in the zone the statement runs in (UTC, or
+    the session's under ``texts_in_session_zone``): Spark's wall time there,
     then the offset as DuckDB writes it, its hours alone unless minutes or seconds are not zero
     (``+00``, ``-05``, ``+05:30``, ``-04:56:02``): ``xxxxx`` writes ``-05:00``, the zero minutes cut."""
     offset = exp.RegexpReplace(this=exp.Anonymous(this="DATE_FORMAT", expressions=[value.copy(),
