@@ -734,8 +734,9 @@ class Engine(ABC):
         return {}
 
     def unkept_refusal(self, name: str, kind: str) -> tuple[str, str] | None:
-        """Why a column ``parquet_unkept_columns`` names is refused, and what to do, where the engine
-        says it itself; None for the writers' words (a DuckDB type, a [source] query's cast)."""
+        """Why a column ``parquet_unkept_columns`` or ``unordered_columns`` names is refused, and what to
+        do, where the engine says it itself; None for the writers' words (a DuckDB type, a [source]
+        query's cast)."""
         return None
 
     def refuse_invalid_text(self, relation: exp.Expression, columns: Sequence[str], label: str) -> None:
