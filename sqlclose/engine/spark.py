@@ -98,9 +98,10 @@ def _table(name: str) -> exp.Table:
 def _running_session() -> SparkSession | None:
     """The session already running in this process (a notebook's), made in this thread or another:
     the one ``getOrCreate`` would hand back (not the thread's active one, which a ``newSession``'s
-    DataFrame makes active). It is its owner's: ``getOrCreate`` with our settings applied them to it
-    for good (its time zone UTC, its shuffle partitions 2, its app's name), and our log configuration
-    to its JVM and Python loggers (review, ninety-eighth round)."""
+    DataFrame makes active). It is its owner's, run on as it is: the builder's ``getOrCreate`` with our
+    settings, which the engine called before, applied them to it for good (its time zone UTC, its
+    shuffle partitions 2, its app's name), and our log configuration to its JVM and Python loggers
+    (review, ninety-eighth round)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
