@@ -127,7 +127,7 @@ class SweepResult:
     """One row per run (``COLUMNS``), in run order."""
 
     rows: list[dict[str, Any]]
-    source: str = ""
+    source: str = ""  # the source as the charts' titles and the summary name it (``source_named``)
     # The whole input as one class, suppressed rows included: the paper's l-diversity scale (the
     # operator's; nauc() divides by it only where a release shows it, _l_diversity_scale).
     max_l_diversity: float | None = None

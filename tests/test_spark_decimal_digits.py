@@ -21,6 +21,23 @@ SPEC = {"others": "keep", "privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree
         "sensitive": {"s": {"distinct_l": 2}}}
 
 
+def _refused_on_spark(tmp_path, spark_session, as_frame: bool) -> str:
+    """What refused releasing ``tmp_path / "in.parquet"`` on Spark, read as a file or as a DataFrame
+    (exit 2), nothing written at the output path."""
+    source = spark_session.read.parquet(str(tmp_path / "in.parquet")) if as_frame else str(tmp_path / "in.parquet")
+    engine = None if as_frame else SparkEngine(spark_session)
+    try:
+        with pytest.raises(sqlclose.SqlcloseError) as caught:
+            with sqlclose.anonymize(source, SPEC, engine=engine) as release:
+                release.write(tmp_path / "out")
+    finally:
+        if engine is not None:
+            engine.close()
+    assert caught.value.exit_code == 2, caught.value
+    assert not (tmp_path / "out").exists()
+    return str(caught.value)
+
+
 def _past_precision(path) -> int:
     """A Parquet file whose DECIMAL(5, 2) column ``d`` holds 1234.56 (six digits) in every third row
     and 123.45 elsewhere; how many rows hold the former."""
@@ -37,20 +54,9 @@ def _past_precision(path) -> int:
 @pytest.mark.parametrize("as_frame", [False, True], ids=["file", "frame"])
 def test_a_decimal_past_its_precision_read_by_spark_is_refused_by_column(tmp_path, spark_session, as_frame):
     held = _past_precision(tmp_path / "in.parquet")
-    source = spark_session.read.parquet(str(tmp_path / "in.parquet")) if as_frame else str(tmp_path / "in.parquet")
-    engine = None if as_frame else SparkEngine(spark_session)
-    try:
-        with pytest.raises(sqlclose.SqlcloseError) as caught:
-            with sqlclose.anonymize(source, SPEC, engine=engine) as release:
-                release.write(tmp_path / "out")
-    finally:
-        if engine is not None:
-            engine.close()
-    assert caught.value.exit_code == 2, caught.value
-    said = str(caught.value)
+    said = _refused_on_spark(tmp_path, spark_session, as_frame)
     assert f"column 'd' is a DECIMAL(5, 2) and {held} rows of it hold values of more than 5 digits" in said, said
     assert "1234" not in said
-    assert not (tmp_path / "out").exists()
 
 
 def _nested_past_precision(path) -> int:
@@ -75,18 +81,7 @@ def test_a_decimal_past_its_precision_in_a_list_of_structs_read_by_spark_is_refu
     """Spark's vectorized reader held one nested too: it was released, and the written file failed
     pyarrow's validation (ninety-eighth round)."""
     held = _nested_past_precision(tmp_path / "in.parquet")
-    source = spark_session.read.parquet(str(tmp_path / "in.parquet")) if as_frame else str(tmp_path / "in.parquet")
-    engine = None if as_frame else SparkEngine(spark_session)
-    try:
-        with pytest.raises(sqlclose.SqlcloseError) as caught:
-            with sqlclose.anonymize(source, SPEC, engine=engine) as release:
-                release.write(tmp_path / "out")
-    finally:
-        if engine is not None:
-            engine.close()
-    assert caught.value.exit_code == 2, caught.value
-    said = str(caught.value)
+    said = _refused_on_spark(tmp_path, spark_session, as_frame)
     assert f"column 'n' holds DECIMAL(5, 2) values at n[].amount and {held} rows of it hold values of more than " \
         "5 digits" in said, said
     assert "1234" not in said
-    assert not (tmp_path / "out").exists()

@@ -50,7 +50,7 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
     release = release_path or Path(doc["output"]["path"])
-    read = {**pair_stamps(release, report_path), **report_read}
+    read = {**pair_stamps(release, report_path), **report_read}  # the report as it was before it was read
     # The report is read again below (the check, the page): a pair placed meanwhile was told "does not
     # match its report" (exit 4), or drawn as one release's claims over another's figures.
     with refused_if_replaced(read, release, "while its page was made", "write the page again"):

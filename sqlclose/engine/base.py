@@ -545,7 +545,8 @@ class Engine(ABC):
     def texts_in_utc(self) -> Iterator[None]:
         """Statements in the block give a TIMESTAMP WITH TIME ZONE's text in UTC, on the Gregorian
         calendar, whatever the session says: what a digest or a fingerprint hashes is then the same
-        on every session and machine. A backend whose sessions are all UTC need do nothing."""
+        on every session and machine. A backend whose statements all run in UTC (Spark's:
+        ``SparkEngine._statement_zone``) need do nothing."""
         yield
 
     @contextmanager
@@ -556,9 +557,10 @@ class Engine(ABC):
         yield
 
     def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
-        """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this session
-        writes them, each as ``texts_in_utc`` writes its instant, in order; a text no value has (a
-        NULL's stand-in) as it is. A backend whose sessions are all UTC returns them as they are."""
+        """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this engine's
+        statements write them, each as DuckDB writes its instant in UTC (``1980-01-01 00:00:00+00``), in
+        order; a text no value has (a NULL's stand-in) as it is. A backend whose text of such a value is
+        that already returns them as they are."""
         return texts
 
     def instants_as_written(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
@@ -570,7 +572,7 @@ class Engine(ABC):
         return texts
 
     def _texts_renamed(self, texts: list[str], pairs: exp.Expression, named: exp.Expression, utc: bool) -> list[str]:
-        """``texts`` (a column's values as the session writes them), each as ``named`` writes its instant,
+        """``texts`` (a column's values as the engine's statements write them), each as ``named`` writes its instant,
         in order: ``pairs`` gives each value's text ``t`` its instant's microseconds ``us``; ``named`` is
         an expression of ``m.us``, read under ``texts_in_utc`` when ``utc``, else ``texts_in_session_zone``
         (``pairs`` is made a table before that, its texts the engine's own). A text ``pairs`` lacks (a
@@ -732,8 +734,9 @@ class Engine(ABC):
         return {}
 
     def unkept_refusal(self, name: str, kind: str) -> tuple[str, str] | None:
-        """Why a column ``parquet_unkept_columns`` names is refused, and what to do, where the engine
-        says it itself; None for the writers' words (a DuckDB type, a [source] query's cast)."""
+        """Why a column ``parquet_unkept_columns`` or ``unordered_columns`` names is refused, and what to
+        do, where the engine says it itself; None for the writers' words (a DuckDB type, a [source]
+        query's cast)."""
         return None
 
     def refuse_invalid_text(self, relation: exp.Expression, columns: Sequence[str], label: str) -> None:

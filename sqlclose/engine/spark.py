@@ -98,9 +98,10 @@ def _table(name: str) -> exp.Table:
 def _running_session() -> SparkSession | None:
     """The session already running in this process (a notebook's), made in this thread or another:
     the one ``getOrCreate`` would hand back (not the thread's active one, which a ``newSession``'s
-    DataFrame makes active). It is its owner's: ``getOrCreate`` with our settings applied them to it
-    for good (its time zone UTC, its shuffle partitions 2, its app's name), and our log configuration
-    to its JVM and Python loggers (review, ninety-eighth round)."""
+    DataFrame makes active). It is its owner's, run on as it is: the builder's ``getOrCreate`` with our
+    settings, which the engine called before, applied them to it for good (its time zone UTC, its
+    shuffle partitions 2, its app's name), and our log configuration to its JVM and Python loggers
+    (review, ninety-eighth round)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -150,7 +151,8 @@ def _exact_json(value: exp.Expression) -> exp.Expression:
 
 
 def _instant_text(value: exp.Expression) -> exp.Expression:
-    """A ``TIMESTAMP``'s text as DuckDB writes a ``TIMESTAMPTZ`` in the session's zone: Spark's wall time,
+    """A ``TIMESTAMP``'s text as DuckDB writes a ``TIMESTAMPTZ`` in the zone the statement runs in (UTC, or
+    the session's under ``texts_in_session_zone``): Spark's wall time there,
     then the offset as DuckDB writes it, its hours alone unless minutes or seconds are not zero
     (``+00``, ``-05``, ``+05:30``, ``-04:56:02``): ``xxxxx`` writes ``-05:00``, the zero minutes cut."""
     offset = exp.RegexpReplace(this=exp.Anonymous(this="DATE_FORMAT", expressions=[value.copy(),
@@ -501,13 +503,10 @@ class SparkEngine(Engine):
     # TIMESTAMP as that zone's wall time, with no offset ('1979-12-31 19:00:00' for 1980-01-01 UTC),
     # and the hour repeated when the clocks go back is one text for two instants: every pass keys a
     # value by its text (``queries.as_text``), so two instants were one leaf (ninety-eighth round).
-    # Every statement therefore runs in UTC, where each instant has a text of its own (``_frame``).
+    # Every statement therefore runs in UTC, where each instant has a text of its own (``_frame``): the
+    # base's ``texts_in_utc`` (a no-op) serves.
     # The session's zone is followed where a person reads the instant: the dates rule's days and
     # GAA's written labels (``instants_as_written``), as a caller's DuckDB connection's zone is.
-    @contextmanager
-    def texts_in_utc(self) -> Iterator[None]:
-        yield  # every statement is in UTC already
-
     @contextmanager
     def texts_in_session_zone(self) -> Iterator[None]:
         self._session_zone = True

@@ -1,9 +1,12 @@
-"""A missing value given from Python or TOML where a tree lists its leaves: told from a value, and refused.
+"""A missing value given from Python or TOML where a hierarchy names a value: told from a value, and refused.
 
 A tree's group is often a column's values (``df.age.unique()``), and a column with NULLs gives
 them as None, NaN (a float column's, numpy's, TOML's ``nan``), pandas' NA or NaT. Each was written as
 a leaf's text ('None', 'nan', '<NA>'): a value no row holds, or one a text column spelling it does
-(review of the ninety-seventh round). A NULL of the data follows its column's nulls policy instead.
+(review of the ninety-seventh round). So was one in a row of labels (``Hierarchy.from_rows``), and
+one as a tree's key, a group's name (``df.groupby(…, dropna=False)``'s NaN group). Each is refused
+where it stands: a leaf (``refuse_missing_leaf``), a row's label (``refuse_missing_label``), a key
+(``refuse_missing_key``). A NULL of the data follows its column's nulls policy instead.
 pandas is never imported here: its NA and NaT are recognised only when the caller has it loaded.
 """
 

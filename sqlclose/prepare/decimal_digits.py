@@ -86,6 +86,7 @@ def refuse_decimals_past_precision(engine: Engine, relation: exp.Expression, lab
 
 
 def _told(at: _Decimals, rows: int, label: str) -> str:
+    """The refusal of ``rows`` rows past ``at``'s precision, naming its column (and path), no value."""
     size = f"DECIMAL({at.precision}, {at.scale})"
     if at.steps:
         where, what = f"column {at.column!r} holds {size} values at {at.path}", "field"
@@ -129,6 +130,7 @@ def _duckdb_decimals(name: str, kind: str) -> Iterator[tuple[tuple[Step, ...], i
 
 
 def _parsed_decimals(kind: exp.DataType, steps: tuple[Step, ...]) -> Iterator[tuple[tuple[Step, ...], int, int]]:
+    """The DECIMALs in a type sqlglot parsed, ``steps`` down from the column, with their precision and scale."""
     nested = kind.expressions
     if kind.is_type(exp.DataType.Type.DECIMAL):
         yield steps, int(nested[0].name), int(nested[1].name)
@@ -144,6 +146,7 @@ def _parsed_decimals(kind: exp.DataType, steps: tuple[Step, ...]) -> Iterator[tu
 
 
 def _arrow_decimals(kind: pa.DataType, steps: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], int, int]]:
+    """The DECIMALs in an Arrow type (Spark's schema), as ``_parsed_decimals`` finds DuckDB's."""
     if pa.types.is_decimal(kind):
         yield steps, kind.precision, kind.scale
     elif pa.types.is_struct(kind):

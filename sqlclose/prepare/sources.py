@@ -177,9 +177,9 @@ def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
         return _open_connection_table(*source)
     if is_spark_source(source):
         return _open_spark(source, engine)
-    label = ARROW_LABEL
+    label, kind = ARROW_LABEL, mending.ARROW
     if is_pandas(source):
-        source, label = arrow_of_pandas(source, released), PANDAS_LABEL
+        source, label, kind = arrow_of_pandas(source, released), PANDAS_LABEL, mending.PANDAS
     if isinstance(source, pa.Table):
         if source.num_columns == 0:
             raise InputError(f"the {label} has no columns: give one holding the spec's columns")
@@ -206,8 +206,7 @@ def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
             raise
         # live: Arrow shares a DataFrame's (or numpy array's) buffers, which the caller may change
         # before the write; the write then published rows never judged, and verified them.
-        return Opened(engine, q.table(name), label, live=True,
-                      kind=mending.PANDAS if label == PANDAS_LABEL else mending.ARROW)
+        return Opened(engine, q.table(name), label, live=True, kind=kind)
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")

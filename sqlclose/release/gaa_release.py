@@ -111,8 +111,9 @@ class GaaRelease(Release):
     def _written_instants(self) -> dict[int, dict[str, str]]:
         """Per quasi-identifier holding a ``TIMESTAMP WITH TIME ZONE``, its values' texts (its leaves)
         that GAA writes otherwise as labels, each with the text it writes: one naming its instant
-        (``Engine.instants_as_written``). Spark's text of an instant is the session's wall time with no
-        offset: written as it was, a New York session's 1980-01-01 00:00 UTC read back as 19:00 UTC
+        (``Engine.instants_as_written``), in the session's zone, offset and all. Spark's text of an
+        instant is a wall time with no offset (UTC's, where its statements run): written as the
+        session's wall time was, a New York session's 1980-01-01 00:00 UTC read back as 19:00 UTC
         (review of the ninety-seventh round). Empty on DuckDB, whose text has its offset."""
         if self._instants is None:
             self._instants = {}

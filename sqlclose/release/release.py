@@ -82,15 +82,16 @@ def measure_node(problem: Problem, criteria: Sequence[Criterion],
 
 @dataclass(frozen=True)
 class SearchedRows:
-    """A source the caller can change while the release is open (a ``(connection, table)`` pair,
-    read where it lives each time), as it was searched: its rows' digest under a key of the run's own
-    (``rows_digest``, never published). A release written after an UPDATE held the new rows,
-    re-checked against the new table, under the report's fingerprint of the old one."""
+    """A source that can change while the release is open, as it was searched: one read where it lives
+    each time (a ``(connection, table)`` pair, a DataFrame, an Arrow table) by its rows' digest under a
+    key of the run's own (``rows_digest``, never published), a source of files by their stamps. A
+    release written after an UPDATE held the new rows, re-checked against the new table, under the
+    report's fingerprint of the old one."""
 
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
-    # Its rows_digest; None: a source of files read where they lie, told changed by ``stamps`` alone
-    fingerprint: str | None
+    # Its rows_digest under ``key``; None: a source of files read where they lie, told changed by ``stamps`` alone
+    digest: str | None
     # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
     # the source was opened (``Opened.stamps``): a file's device, inode, size and modification time, a
     # folder's the paths and stamps of its table's files (``file_stamps.folder_stamp``). One replaced
@@ -106,7 +107,7 @@ class SearchedRows:
         refuse_changed_files(self.stamps, label, "after the release was searched",
                              "the release would publish rows the search never judged; run the job again on the "
                              "source as it is now")
-        if self.fingerprint is not None and rows_digest(engine, self.source, self.key) != self.fingerprint:
+        if self.digest is not None and rows_digest(engine, self.source, self.key) != self.digest:
             raise InputError(f"{label} changed after the release was searched (its rows' fingerprint differs): the "
                              "release would publish rows the search never judged; run sqlclose.anonymize again on "
                              "the source as it is now, and leave it unchanged until the release is written (a "

@@ -176,7 +176,7 @@ class FileWriter(Writer):
 
 # Per type the engine's Parquet writer does not keep: what it writes instead, the SQL that makes of it
 # what Parquet keeps (of the column ``{c}``), and what else the SQL could make (said where the source
-# takes SQL: a [source] query, a relation's, a view's; ``_refuse_unkept``).
+# takes SQL: a [source] query, a relation's, a view's; ``_refuse_columns``).
 _PARQUET_FIXES = {
     "HUGEINT": ("DuckDB writes HUGEINT and UHUGEINT as DOUBLE, rounding them", "CAST({c} AS DECIMAL(38, 0))",
                 ", which holds values of at most 38 digits; else CAST({c} AS VARCHAR)"),
@@ -285,14 +285,18 @@ def refuse_unordered(release: Release, query: exp.Expression, params: list) -> N
         _refuse_columns(release.problem.engine, unordered, release.problem.kind)
 
 
-def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source_kind: str = mending.QUERY) -> None:
+def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source_kind: str) -> None:
+    """Refuse a column of ``query`` the engine's Parquet writer does not keep (``parquet_unkept_columns``)."""
     unkept = engine.parquet_unkept_columns(query, params)
     if unkept:
         _refuse_columns(engine, unkept, source_kind)
 
 
 def _refuse_columns(engine: Engine, unkept: dict[str, str], source_kind: str) -> None:
-    """Raise InputError for the first of ``unkept`` (a column's name: its type's), naming the others."""
+    """Raise InputError for the first of ``unkept`` (each column's name: its type's name), naming the
+    others: in the engine's own words where it has them (``Engine.unkept_refusal``: Spark's VARIANT,
+    unwritten and unsorted alike), else with what Parquet keeps of it, said where a source of
+    ``source_kind`` takes the change (``model.mending.mended``)."""
     name, kind = next(iter(unkept.items()))
     more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""

@@ -121,8 +121,8 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
     params = q.Params()
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
     labelled = {lk.coded.name for lk in lookups if lk.labels is not None}
-    as_is = [name for name in columns if name not in labelled]
-    tied = [name for name in as_is if name not in never_tied(lookups)]
+    untied = never_tied(lookups)
+    tied = [name for name in columns if name not in labelled and name not in untied]
     query = inline(with_byte_ties(sorted_by_text(in_binary(query), kept), tied, kept), params.values)
     for lk in lookups:
         rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
@@ -363,14 +363,15 @@ def sorted_by_text(query: exp.Expression, names: Sequence[str]) -> exp.Expressio
     return query
 
 
-def with_byte_ties(query: exp.Expression, as_is: Sequence[str], kept: Sequence[str]) -> exp.Expression:
-    """``query``'s ORDER BY with each key of a column released as it is (``as_is``: a quasi-identifier
-    at level 0, a sensitive or kept column) followed by that column's text byte for byte
-    (``_tie_text``), as the verification groups it. Under a case-insensitive collation (Snowflake
-    'en-ci', BigQuery 'und:ci', DuckDB NOCASE, a Postgres nondeterministic one) 'M' and 'm' tie in
-    the column's own order, and rows differing only there came out in the table's storage order;
-    under any other they never tie, and the key changes nothing. ``kept``: columns sorted by their
-    text (``sorted_by_text``), whose tie key is built from that text."""
+def with_byte_ties(query: exp.Expression, tied: Sequence[str], kept: Sequence[str]) -> exp.Expression:
+    """``query``'s ORDER BY with each key of a column of ``tied`` (released as it is: a quasi-identifier
+    at level 0 but those ``never_tied``, a sensitive or kept column) followed by that column's text
+    byte for byte (``_tie_text``), as the verification groups it. Values that compare equal yet are
+    written apart tie in the column's own order ('M' and 'm' under a case-insensitive collation:
+    Snowflake 'en-ci', BigQuery 'und:ci', DuckDB NOCASE, a Postgres nondeterministic one; -0 and 0;
+    one instant at two offsets), and rows differing only there came out in the table's storage
+    order; where none do, the key changes nothing. ``kept``: columns sorted by their text
+    (``sorted_by_text``), whose tie key is built from that text."""
     order = query.args.get("order")
     if order is None:
         return query
@@ -378,7 +379,7 @@ def with_byte_ties(query: exp.Expression, as_is: Sequence[str], kept: Sequence[s
     for key in order.expressions:
         keys.append(key)
         column = key.this.expressions[0] if _is_marker(key.this, SORT_TEXT) else key.this
-        if isinstance(column, exp.Column) and column.name in as_is:
+        if isinstance(column, exp.Column) and column.name in tied:
             tie = exp.Anonymous(this=TIE_TEXT, expressions=[column.copy(), exp.Boolean(this=column.name in kept)])
             keys.append(exp.Ordered(this=tie, desc=False, nulls_first=False))
     order.set("expressions", keys)
