@@ -206,9 +206,9 @@ def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, Sea
     """``prepare``'s problem, and the rows it searched, as the release's writes and ``to_arrow`` check
     them (``SearchedRows``). A source its owner may change while the release is open (``Opened.live``)
     is digested before ``prepare`` reads a row, under a key of this run's own (``rows_digest``: typed,
-    ~0.2 s per million rows, where the report's keyed fingerprint, MD5 of each row's text, took
-    1.2–3.3 s; ninety-eighth round), and again after the write; the report's fingerprint is made
-    only under the operator's ``key``. Until the ninety-seventh round a source without the operator's
+    ~0.2 s per million rows, where MD5 of each row's text took 1.2–3.3 s; ninety-eighth round), and
+    again after the write; the report's fingerprint (an HMAC of such a digest under the operator's
+    ``key``) is made only with that key. Until the ninety-seventh round a source without the operator's
     key was fingerprinted after the scan: a table changed during the scan was searched on one set of
     rows and published from another. A source of files (a Parquet file, folder or pattern, a CSV, a
     database file): their stamps as the source was opened, before a row was read (``Opened.stamps``),

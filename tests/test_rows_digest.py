@@ -1,7 +1,8 @@
 """A live source's rows digested typed for a sweep's or check's change test (``prepare.rows_digest``),
-not cast to text and MD5-hashed row by row as the report's fingerprint is (~1.2 s a million rows for
-the text cast alone, twice per sweep or check). The oracle for what must still count as a change is
-the keyed fingerprint's text (tests/test_source_changed_after_search.py); here, what is run."""
+not cast to text and MD5-hashed row by row as the report's fingerprint was before the ninety-eighth
+round (~1.2 s a million rows for the text cast alone, twice per sweep or check). The oracle for what
+must still count as a change is the rows as the tests change them
+(tests/test_source_changed_after_search.py, tests/test_keyed_fingerprint.py); here, what is run."""
 
 from __future__ import annotations
 

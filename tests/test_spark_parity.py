@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import hashlib
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -106,6 +107,18 @@ def test_rows_tied_but_for_a_map_are_ordered_by_its_content(tmp_path, spark):
             release.write_parquet_folder(out)
         digests.append([hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(out.glob("*.parquet"))])
     assert digests[0] == digests[1]
+
+
+def test_the_reports_fingerprint_on_spark_stays_the_text_kind(tmp_path, spark):
+    """DuckDB's fingerprint became an HMAC of a typed digest (ninety-eighth round); Spark's stays the
+    sum of each row's keyed MD5 of its JSON, and the report says so. Oracle: the kind's documented
+    shape, digits, a colon, then hex (a typed one is 32 hex digits alone: the two never match)."""
+    path = _csv_file(tmp_path / "p.csv", "utf-8")
+    with sqlclose.anonymize(path, {**SPEC, "source": {"path": str(path)}}, engine=spark,
+                            fingerprint_key="k") as release:
+        doc = release.write_parquet_folder(tmp_path / "out")
+    assert doc["input"]["fingerprint_kind"] == "keyed-md5-sum-v2"
+    assert re.fullmatch(r"\d+:[0-9a-f]{32}", doc["input"]["fingerprint"]), doc["input"]["fingerprint"]
 
 
 @pytest.mark.parametrize("name", ["r[1]", "q{a,b}", "st*r", "back\\slash"])

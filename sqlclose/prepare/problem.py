@@ -13,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import hashlib
-import hmac
 import json
 import math
 import re
@@ -58,6 +56,7 @@ from sqlclose.model.text import (
 from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.nested_columns import refuse_nested_models
+from sqlclose.prepare.rows_digest import keyed_fingerprint  # prepare calls it by this module's name (tests hook it)
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
@@ -374,24 +373,6 @@ def _dated(engine: Engine, source: exp.Expression, name: str, schema: pa.Schema)
     if pa.types.is_timestamp(kind) and kind.tz is not None:
         return functools.partial(engine.instants_as_written, source=source, column=name)
     return lambda texts: texts
-
-
-def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
-    """The input's fingerprint keyed with the operator's secret (sql/fingerprint.sql): its rows'
-    keyed hashes summed, then, after a colon, an HMAC of its columns' names and types. A row's text
-    is alike for 39 and '39': a Parquet input whose age became text kept its fingerprint, and the
-    nightly re-run said "up to date" over an input a fresh run refuses (review h2 of the
-    eighty-sixth round)."""
-    params = q.Params()
-    schema = engine.schema(source)
-    row = q.fingerprint_row(schema.names)
-    query = q.fingerprint(source.copy(), engine.row_hash(row, params.add(key)), row)
-    with engine.texts_in_utc():  # the rows' text as every session gives it
-        rows = str(engine.fetch_row(query, params.values)["fingerprint"])
-    # The types as Arrow gives them, a zone's name aside: a TIMESTAMPTZ reads in the session's zone
-    # (America/New_York from a caller's table, UTC from a Parquet copy), the same instants.
-    columns = json.dumps([[field.name, re.sub(r"tz=[^\]>,]+", "tz", str(field.type))] for field in schema]).encode()
-    return f"{rows}:{hmac.new(key.encode(), columns, hashlib.sha256).hexdigest()[:32]}"
 
 
 def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[str]:

@@ -35,7 +35,7 @@ from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
-from sqlclose.prepare.rows_digest import rows_digest
+from sqlclose.prepare.rows_digest import fingerprint_kind, rows_digest
 from sqlclose.privacy.cell_distances import distances_of_cells, largest_equal_of_cells
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance, idle_level_warnings
@@ -64,7 +64,6 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import l1_closeness_value
 from sqlclose.utility.metrics import average_class_size
 
-FINGERPRINT_KIND = "keyed-md5-sum-v2"  # see sql/fingerprint.sql; v2: then an HMAC of the columns' names and types
 MAX_LABELS_SHOWN = 20
 
 
@@ -452,7 +451,7 @@ class Release:
             spec_sha256=files.keyed(self.digest_key, self.spec_sha256),
             input=InputSummary(source=self.source_label, path=_text_or_none(self.source_path),
                                rows=p.input_rows, fingerprint=p.fingerprint,
-                               fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
+                               fingerprint_kind=fingerprint_kind(p.engine) if p.fingerprint is not None else None,
                                dropped_null_rows=p.dropped_rows),
             **self._search_section(),
             generalization=generalization,

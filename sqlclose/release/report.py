@@ -35,10 +35,13 @@ class InputSummary(_Model):
                              "output must not replace: `source` is words, which a file's name may spell. Absent "
                              "from reports before 8.2.")
     rows: int = Field(description="Rows read from the source.")
-    fingerprint: str | None = Field(description="Keyed fingerprint of the input (sum over rows of a keyed hash; "
-                                    "see sql/fingerprint.sql; then, after a colon, a keyed hash of the columns' "
-                                    "names and types); null without the operator's key. Without the key nobody can "
-                                    "test a guessed row against it.")
+    fingerprint: str | None = Field(description="Keyed fingerprint of the input's rows (in any order) and its "
+                                    "columns' names and types, as fingerprint_kind says: keyed-hmac-typed-v3 "
+                                    "(DuckDB), HMAC-SHA256 under the operator's key of a typed digest of the rows; "
+                                    "keyed-md5-sum-v2 (Spark), a sum over rows of a keyed hash of their text "
+                                    "(sql/fingerprint.sql), then, after a colon, a keyed hash of the columns. Null "
+                                    "without the operator's key. Without the key nobody can test a guessed row "
+                                    "against it.")
     fingerprint_kind: str | None = Field(description="How the fingerprint was computed (versioned).")
     dropped_null_rows: int = Field(description="Rows removed by nulls = \"drop\" before anything else.")
 

@@ -318,8 +318,9 @@ def fingerprint_row(columns: Iterable[str]) -> str:
 
 
 def fingerprint(source: exp.Expression, row_hash: exp.Expression, row: str = FINGERPRINT_ROW) -> exp.Expression:
-    """The input's keyed fingerprint; ``row_hash`` is the engine's keyed hash of ``row``, the
-    source's alias (``Engine.row_hash``, with the secret as a bound parameter, never in SQL text)."""
+    """The input's keyed text digest (the report's fingerprint on Spark); ``row_hash`` is the engine's
+    keyed hash of ``row``, the source's alias (``Engine.row_hash``, with the secret as a bound
+    parameter, never in SQL text)."""
     return template("fingerprint", renamed={FINGERPRINT_ROW: row}, source=source, row_hash=row_hash)
 
 

@@ -1,6 +1,7 @@
--- A keyed, order-independent fingerprint of the input: the sum over rows of a keyed hash of the
--- whole row, supplied by the engine (DuckDB: MD5 of the operator's secret followed by the row's
--- text, low 64 bits; Spark: the same over the row as JSON), so fingerprints are comparable only
+-- A keyed, order-independent text digest of the input (``rows_digest.text_digest``: the report's
+-- fingerprint on Spark; DuckDB's is an HMAC of a typed digest): the sum over rows of a keyed hash of
+-- the whole row, supplied by the engine (Spark: MD5 of the operator's secret followed by the row as
+-- JSON, low 64 bits; DuckDB: the same over the row's text), so fingerprints are comparable only
 -- within one engine. Without the secret nobody can test a guessed row against it, so it may
 -- stand in a published report; the secret never leaves the operator. The row is hashed through
 -- its table alias, which is reserved so that no user column can shadow it.
