@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import pytest
 from table3_project import invoke, table3_project
 
 import sqlclose.api
@@ -201,6 +202,7 @@ def test_a_folder_release_holding_a_link_added_since_is_not_up_to_date(tmp_path)
     assert not any(p.is_symlink() for p in folder.rglob("*")) and rows() == released
 
 
+@pytest.mark.slow  # a million rows: the fast subset leaves these out (README)
 def test_an_unchanged_million_row_input_is_up_to_date_and_one_float_signed_otherwise_is_not(tmp_path):
     """The nightly re-run recomputes the input's keyed fingerprint, now typed (ninety-eighth round:
     0.3 s a million rows where each row's text cost 4.3 s). Oracle: the input as written here, the
