@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from click.testing import CliRunner
+from forked_cli import run_cli
 
 from sqlclose.cli import main
 
@@ -129,3 +130,35 @@ def test_sweep_csv_writes_a_node_cell_a_spreadsheet_would_run_after_a_quote(tmp_
     with (tmp_path / "sw" / "sweep.csv").open(newline="", encoding="utf-8") as f:
         nodes = [row["node"] for row in csv.DictReader(f)]
     assert nodes and all(node.startswith("'@SUM(1+1)=") for node in nodes), nodes
+
+
+def test_a_csv_release_of_a_column_named_with_a_carriage_return_is_written_and_checked(tmp_path):
+    """DuckDB took the carriage return inside the header's quoted name for the file's line ending
+    and read the written file back as no row: `failed its re-check: 0 rows instead of 40` (exit 4)."""
+    spec = _release_folder(tmp_path, "zone", "di\rag")
+    result = _invoke("anonymize", spec, "--output", tmp_path / "out" / "r.csv", "-q")
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "out" / "r.csv").open(newline="", encoding="utf-8") as f:
+        header, *rows = list(csv.reader(f))
+    assert header == ["city", "zone", "di\rag"] and len(rows) == 40  # the input's order
+    checked = _invoke("check", tmp_path / "out" / "r.csv", "--against", tmp_path / "out" / "r.csv.report.json")
+    assert checked.exit_code == 0, checked.output
+
+
+def test_an_output_path_that_is_not_utf8_is_refused_before_the_search(tmp_path):
+    """A byte of Latin-1 in the output's folder (Python's \\udcff) failed DuckDB's write after the
+    search: `InvalidInputException … could not be converted` (exit 1, a bug)."""
+    spec = _release_folder(tmp_path, "zone", "diag")
+    for output in ("out\udce9/r.parquet", "out/r\udce9.csv"):
+        result = _invoke("anonymize", spec, "--output", tmp_path / output)
+        assert result.exit_code == 2, result.output
+        assert "is not valid UTF-8" in result.stderr and "search: started" not in result.stderr
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == []  # no folder made
+
+
+def test_a_page_drawing_a_name_no_font_holds_prints_no_raw_warning(tmp_path):
+    """matplotlib warned `Glyph 27 (<ESC>) missing from font(s)` in Python's form, the character raw."""
+    spec = _release_folder(tmp_path, "zone", "di\x1b[2Jag")
+    result = run_cli(["anonymize", str(spec), "--html", str(tmp_path / "page.html"), "-q"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr and "Glyph" not in result.stderr, result.stderr
