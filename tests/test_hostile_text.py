@@ -162,3 +162,18 @@ def test_a_page_drawing_a_name_no_font_holds_prints_no_raw_warning(tmp_path):
     result = run_cli(["anonymize", str(spec), "--html", str(tmp_path / "page.html"), "-q"], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stderr and "Glyph" not in result.stderr, result.stderr
+
+
+def test_render_html_escapes_a_forged_reports_digest(tmp_path):
+    """The page printed output.sha256 as the report gave it. `report --html` refuses a digest that is not
+    the file's first; render_html, called on a report alone, took a script tag there to the page."""
+    from sqlclose.audit.html import render_html
+
+    spec = _release_folder(tmp_path, "zone", "diag")
+    assert _invoke("anonymize", spec, "-q").exit_code == 0
+    report = tmp_path / "out" / "r.parquet.report.json"
+    doc = json.loads(report.read_text())
+    doc["output"]["sha256"] = "<script>alert(1)</script>"
+    report.write_text(json.dumps(doc))
+    page = render_html(report, release_path=tmp_path / "out" / "r.parquet")
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
