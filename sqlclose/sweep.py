@@ -918,8 +918,25 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Pa
         writer = csv.writer(f)
         writer.writerow(columns)
         for row in rows:
-            writer.writerow(["" if _blank(row.get(c)) else row.get(c) for c in columns])
+            writer.writerow([_cell(c, row.get(c)) for c in columns])
     return path
+
+
+# The cells of sweep.csv holding names a person gave: the node names its columns. A spreadsheet
+# opening the file ran a cell starting with = + - @ (or a tab, a carriage return) as a formula, a
+# column named "@SUM(1+1)" or "-2+3" among them (OWASP's CSV injection: the ninety-eighth round).
+# Such a cell is written after a quote ('), which a spreadsheet shows and does not run. The release
+# itself is data and is never altered (docs/utility.md).
+NAME_CELLS = frozenset({"node"})
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(column: str, value: Any) -> Any:
+    if _blank(value):
+        return ""
+    if column in NAME_CELLS and isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _blank(value: Any) -> bool:

@@ -29,6 +29,7 @@ from sqlclose.errors import InputError, OutputExistsError, writing_file
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.own_files import PAGE_HEAD_BYTES, PAGE_MARK
 from sqlclose.model.spec import Spec, load_spec
+from sqlclose.model.text import escaped_controls
 
 if TYPE_CHECKING:
     from sqlclose.against_report import ReportModels
@@ -147,16 +148,24 @@ def _page(doc: dict, audit: CheckReport, release: Path, unknown: dict[str, str],
                       f"(k = {doc['privacy']['k']}). {doc['suppressed_rows']} rows suppressed "
                       f"(limit {doc['privacy']['suppression_limit']:.1%}).</p>")]
     for name, reached in doc["privacy"]["sensitive"].items():
-        parts.append(_section(f"Sensitive column {html.escape(name)}", _sensitive_charts(name, reached, audit),
+        parts.append(_section(f"Sensitive column {name}", _sensitive_charts(name, reached, audit),
                               _sensitive_text(name, reached, doc) + _unmodelled(name, unknown)))
     parts.append(_section("Attacks on the released file", "", _attacks(audit)))
     parts.append(_section("Utility", "", _utility(doc)))
     if notes:
-        parts.append(_section("Notes", "", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>"))
+        parts.append(_section("Notes", "", "<ul>" + "".join(f"<li>{_shown(n)}</li>" for n in notes) + "</ul>"))
     if doc.get("warnings"):
-        parts.append(_section("Warnings", "", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in doc["warnings"])
+        parts.append(_section("Warnings", "", "<ul>" + "".join(f"<li>{_shown(w)}</li>" for w in doc["warnings"])
                               + "</ul>"))
     return _document(f"sqlclose release {release.name}", "\n".join(parts), _digest(doc))
+
+
+def _shown(text: str) -> str:
+    """``text`` (a column's name, a label, a file's) as the page shows it: HTML-escaped, its control
+    and bidirectional characters written as ``\\u202e`` (``escaped_controls``). A right-to-left
+    override in a name showed the rest of its paragraph reversed, the figures after it among them; a
+    control character (U+0000, an escape) was no character a reader saw: the ninety-eighth round."""
+    return html.escape(escaped_controls(text))
 
 
 # ---- sections --------------------------------------------------------------------------------
@@ -165,22 +174,22 @@ def _header(doc: dict, release: Path) -> str:
         # A node given with --node / Release.at was not chosen by the search or its metric.
         chosen = ("Given node (not the search's optimum)" if doc.get("node_given") else "Chosen node") + \
             ": <strong id='chosen-node'>" + ", ".join(
-            f"{html.escape(k)} = {v}" for k, v in doc["node"].items()) + "</strong>"
+            f"{_shown(k)} = {v}" for k, v in doc["node"].items()) + "</strong>"
     else:
         g = doc["gaa"]
-        chosen = (f"Multidimensional recoding by <strong id='chosen-node'>GAA {html.escape(g['strategy'])}</strong> "
-                  f"({html.escape(g['scope'])} scope, merge cost {html.escape(g['metric'])})")
+        chosen = (f"Multidimensional recoding by <strong id='chosen-node'>GAA {_shown(g['strategy'])}</strong> "
+                  f"({_shown(g['scope'])} scope, merge cost {_shown(g['metric'])})")
     verified = "verified from the written file" if doc.get("verified") else "NOT verified"
-    return (f"<h1>Release {html.escape(release.name)}</h1>"
+    return (f"<h1>Release {_shown(release.name)}</h1>"
             f"<p class='lead'>{chosen} — {doc['output']['rows']} of "
             f"{doc['input']['rows']} rows released, {verified}; "
-            + (f"sha256 <code>{doc['output']['sha256']}</code>.</p>" if doc["output"]["sha256"] else
-               f"table {html.escape(doc['output'].get('table') or '')}, content digest "
-               f"<code>{doc['output'].get('content_digest')}</code>.</p>"))
+            + (f"sha256 <code>{_shown(doc['output']['sha256'])}</code>.</p>" if doc["output"]["sha256"] else
+               f"table {_shown(doc['output'].get('table') or '')}, content digest "
+               f"<code>{_shown(str(doc['output'].get('content_digest')))}</code>.</p>"))
 
 
 def _section(title: str, chart: str, text: str) -> str:
-    return f"<section><h2>{html.escape(title)}</h2>{text}{chart}</section>"
+    return f"<section><h2>{_shown(title)}</h2>{text}{chart}</section>"
 
 
 def _lattice_text(doc: dict) -> str:
@@ -196,9 +205,9 @@ def _lattice_text(doc: dict) -> str:
 
 def _gaa_text(doc: dict) -> str:
     g = doc["gaa"]
-    return (f"<p>GAA (Mauger et al. 2023) merged value combinations with strategy {html.escape(g['strategy'])} "
+    return (f"<p>GAA (Mauger et al. 2023) merged value combinations with strategy {_shown(g['strategy'])} "
             "and merge cost "
-            f"{html.escape(g['metric'])}, in {g['seconds']:.2f} s. Classes sit at different levels; GAA suppresses "
+            f"{_shown(g['metric'])}, in {g['seconds']:.2f} s. Classes sit at different levels; GAA suppresses "
             "nothing.</p>")
 
 
@@ -208,15 +217,15 @@ def _level_text(g: dict) -> str:
     per_level = g.get("classes_per_level") or {}
     # "(of 5)" after the counts read as the classes' total; it is the hierarchy's top level
     said = ", ".join(f"level {lv}: {n} class{'' if n == 1 else 'es'}" for lv, n in per_level.items())
-    return html.escape(said) + f" (levels 0–{g['levels'] - 1})"
+    return _shown(said) + f" (levels 0–{g['levels'] - 1})"
 
 
 def _generalization_table(doc: dict) -> str:
     rows = []
     for name, g in doc["generalization"].items():
         labels = ", ".join(g["labels"][:8]) + (" …" if g["label_count"] > 8 else "")
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{_level_text(g)}</td>"
-                    f"<td>{g['label_count']}</td><td>{html.escape(labels)}</td></tr>")
+        rows.append(f"<tr><td>{_shown(name)}</td><td>{_level_text(g)}</td>"
+                    f"<td>{g['label_count']}</td><td>{_shown(labels)}</td></tr>")
     return ("<table><tr><th>column</th><th>level</th><th>labels</th><th>examples</th></tr>" + "".join(rows)
             + "</table>")
 
@@ -227,7 +236,7 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
         value = reached.get("max_emd", reached.get("max_distance"))
         shown = ("withheld from the report: the input holds the suppressed rows' values" if value is None
                  else f"<strong class='privacy-value'>{value:.4f}</strong>")
-        distance = html.escape(reached.get("distance") or NOT_GIVEN)
+        distance = _shown(reached.get("distance") or NOT_GIVEN)
         within = value is None or reached["t"] is None or value <= reached["t"] + T_TOLERANCE  # said, not assumed
         items.append(f"largest {distance} distance from the input's distribution {shown} "
                      f"{'≤' if within else '> (FAILS)'} t = {_figure_text(reached['t'], '')}")
@@ -236,7 +245,7 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
     for key in ("distinct_l", "entropy_l", "recursive", "p"):
         if key in reached:
             # The report's words, escaped: a field added to it (a script tag) reached the page as it was.
-            params = ", ".join(f"{html.escape(str(k))} = {html.escape(str(v))}" for k, v in reached[key].items()
+            params = ", ".join(f"{_shown(str(k))} = {_shown(str(v))}" for k, v in reached[key].items()
                                if k != "reached")
             items.append(f"{key}: reached <strong class='privacy-value'>{reached[key]['reached']:.4g}</strong> "
                          f"({params})")
@@ -247,8 +256,8 @@ def _unmodelled(name: str, unknown: dict[str, str]) -> str:
     """What the page cannot show of a column measured without its model, and why."""
     if name not in unknown:
         return ""
-    return (f"<p class='unmodelled'>The class distances of {html.escape(name)} against t (and, for a hierarchy, "
-            f"the similarity attack) are not shown: {html.escape(unknown[name])}.</p>")
+    return (f"<p class='unmodelled'>The class distances of {_shown(name)} against t (and, for a hierarchy, "
+            f"the similarity attack) are not shown: {_shown(unknown[name])}.</p>")
 
 
 def _attacks(audit: CheckReport) -> str:
@@ -258,7 +267,7 @@ def _attacks(audit: CheckReport) -> str:
         sim, skew = attacks.get("similarity"), attacks["skewness"]
         # The figures with what they were measured at: the ratio and the level are the audit's options.
         similarity = f"{sim['records']} (level {sim['level']})" if sim else "—"
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{attacks['homogeneity']['records']}</td>"
+        rows.append(f"<tr><td>{_shown(name)}</td><td>{attacks['homogeneity']['records']}</td>"
                     f"<td>{skew['records']} (share ≥ {as_given(skew['ratio'])}× the table's)</td>"
                     f"<td>{similarity}</td></tr>")
     return ("<p>Records exposed in the released file (see <code>sqlclose check</code>).</p><table><tr><th>column"
@@ -267,7 +276,7 @@ def _attacks(audit: CheckReport) -> str:
 
 def _alteration(value: float | None, withheld: str | None) -> str:
     if withheld is not None:
-        return f"withheld from the report: {html.escape(withheld)}"
+        return f"withheld from the report: {_shown(withheld)}"
     return "—" if value is None else f"{value:.2f} %"
 
 
@@ -286,10 +295,10 @@ def _utility(doc: dict) -> str:
         items.append(f"{u['generalized_percent']:.1f} % of values generalized, "
                      f"{_figure_text(u.get('root_percent'), '.1f')} % at the root")
     for name, s in (u.get("sensitive") or {}).items():
-        items.append(f"{html.escape(name)}: l-diversity value {_figure_text(s['l_diversity'], '.3f')}, L1 closeness "
+        items.append(f"{_shown(name)}: l-diversity value {_figure_text(s['l_diversity'], '.3f')}, L1 closeness "
                      f"(not halved, not an EMD) {_figure_text(s['l1_closeness'], '.4f')}")
     hidden = u.get("withheld") or {}
-    rows = "".join(f"<tr><td>{html.escape(name)}{role if name == u.get('metric') else ''}</td>"
+    rows = "".join(f"<tr><td>{_shown(name)}{role if name == u.get('metric') else ''}</td>"
                    f"<td>{_alteration(value, hidden.get(name))}</td></tr>"
                    for name, value in (u.get("alteration") or {}).items())
     table = ""
@@ -319,7 +328,7 @@ def _embed(plt: Any, fig: Any, alt: str) -> str:
     finally:
         plt.close(fig)
     data = base64.b64encode(buffer.getvalue()).decode()
-    return f"<img class='chart' alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
+    return f"<img class='chart' alt='{_shown(alt)}' src='data:image/png;base64,{data}'>"
 
 
 def _lattice_chart(doc: dict) -> str:
@@ -425,7 +434,7 @@ def is_page_of(page: Path, doc: dict) -> bool:
 
 
 def _mark(digest: str) -> str:
-    return f"<meta name='{PAGE_MARK}' content='{html.escape(digest)}'>"
+    return f"<meta name='{PAGE_MARK}' content='{_shown(digest)}'>"
 
 
 def _document(title: str, body: str, digest: str) -> str:
@@ -433,5 +442,5 @@ def _document(title: str, body: str, digest: str) -> str:
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
              "img.chart{display:block;margin:1em 0;max-width:100%}section{margin-bottom:2em}.lead{font-size:1.1em}")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>{_mark(digest)}"
-            f"<title>{html.escape(title)}</title>"
+            f"<title>{_shown(title)}</title>"
             f"<style>{style}</style></head><body>{body}</body></html>\n")

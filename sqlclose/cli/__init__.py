@@ -25,6 +25,7 @@ from sqlclose.cli.common import (
     hold_stops,
     install_signal_handlers_for_help,
     json_failure,
+    say,
     say_when_stdout_is_closed,
     show_warnings_as_lines,
 )
@@ -50,8 +51,8 @@ class _OneLineUsageError(click.UsageError):
         hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
         from sqlclose.cli.common import one_line
 
-        click.echo(f"sqlclose: error: {one_line(self.format_message().removesuffix('.'))}{hint}", file=file,
-                   err=file is None)
+        say(f"sqlclose: error: {one_line(self.format_message().removesuffix('.'))}{hint}", file=file,
+              err=file is None)
 
 
 def _one_line(e: click.UsageError, where: click.Context | None = None) -> click.UsageError:
@@ -91,7 +92,7 @@ def _asked_help(ctx: click.Context) -> bool:
 
 def _print_help(ctx: click.Context) -> None:
     try:
-        click.echo(ctx.get_help())
+        say(ctx.get_help())
     except OSError as e:
         help_not_written(e)
 

@@ -18,6 +18,7 @@ from sqlclose.cli.common import (
     parse_node,
     placing,
     quiet_option,
+    say,
     verbose_option,
     with_engine,
 )
@@ -155,11 +156,11 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         if html_path is not None:
             _write_page(target, html_path, spec, page_overwrite)
         if as_json:
-            click.echo(json.dumps(current, indent=2))
+            say(json.dumps(current, indent=2))
         elif not quiet:
             done = f"nothing to do but its page {html_path}, written" if html_path is not None else "nothing to do"
-            click.echo(f"{_where(target)} is up to date (same spec, same input, same node); {done} "
-                       "(--force redoes it)")
+            say(f"{_where(target)} is up to date (same spec, same input, same node); {done} "
+                  "(--force redoes it)")
         return
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress, node=chosen,
@@ -173,7 +174,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         _write_page(target, html_path, spec, page_overwrite)
     try:
         if as_json:
-            click.echo(json.dumps(doc, indent=2))
+            say(json.dumps(doc, indent=2))
         elif not quiet:
             _print_summary(doc, target.report)
     except OSError as e:  # e.g. `| head` closed the pipe: the release stands, and the message must say so
@@ -395,62 +396,62 @@ def _refuse_node_before_reading(chosen: dict[str, int] | None, spec) -> None:
 
 def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_given: bool = False) -> None:
     if as_json:
-        click.echo(json.dumps(plan, indent=2))
+        say(json.dumps(plan, indent=2))
         return
     if quiet:
         return
-    click.echo(f"source     {plan['source']}: {plan['rows']} rows ({plan['rows_anonymized']} after NULL policies)")
+    say(f"source     {plan['source']}: {plan['rows']} rows ({plan['rows_anonymized']} after NULL policies)")
     search, qis = plan["search"], len(plan["quasi_identifiers"])
     if search["algorithm"] == "gaa":
-        click.echo(f"search     GAA, multidimensional recoding over {qis} quasi-identifiers (no lattice): strategy "
-                   f"{search['strategy']}, scope {search['scope']}, metric {search['metric']}")
+        say(f"search     GAA, multidimensional recoding over {qis} quasi-identifiers (no lattice): strategy "
+              f"{search['strategy']}, scope {search['scope']}, metric {search['metric']}")
     elif (plan.get("node_measured") or {}).get("satisfies"):  # the run measures it alone: no search to describe
-        click.echo(f"search     none: the node given is released (a lattice of {plan['lattice_size']} nodes, "
-                   f"{qis} quasi-identifiers)")
+        say(f"search     none: the node given is released (a lattice of {plan['lattice_size']} nodes, "
+              f"{qis} quasi-identifiers)")
     else:
-        click.echo(f"search     Incognito over a lattice of {plan['lattice_size']} nodes, {qis} quasi-identifiers: "
-                   f"metric {search['metric']}, " + ("deciding every node" if search["explore"] == "lattice" else
-                                                     "deciding what the optimum needs"))
+        say(f"search     Incognito over a lattice of {plan['lattice_size']} nodes, {qis} quasi-identifiers: "
+              f"metric {search['metric']}, " + ("deciding every node" if search["explore"] == "lattice" else
+                                                "deciding what the optimum needs"))
     for qi in plan["quasi_identifiers"]:
         values = "values not counted" if qi["leaves"] is None else counted(qi["leaves"], "value")
-        click.echo(f"  {qi['name']}: {qi['levels']} levels, {values}, from {qi['origin']}; {qi['domain']}")
+        say(f"  {qi['name']}: {qi['levels']} levels, {values}, from {qi['origin']}; {qi['domain']}")
         for example in qi["examples"]:
-            click.echo("      " + " -> ".join(example))
+            say("      " + " -> ".join(example))
         if qi["examples_withheld"]:
-            click.echo(f"      examples withheld: {qi['examples_withheld']} (or explain --show-values)")
+            say(f"      examples withheld: {qi['examples_withheld']} (or explain --show-values)")
     req = plan["requirements"]
     suppression = "no record suppressed (GAA)" if search["algorithm"] == "gaa" else \
         f"suppression <= {req['suppression']:.1%}"
-    click.echo(f"require    k = {req['k']}, {suppression}")
+    say(f"require    k = {req['k']}, {suppression}")
     for name, s in req["sensitive"].items():
         details = ", ".join(f"{k} = {v}" for k, v in s.items() if k != "models")
-        click.echo(f"  {name}: {', '.join(s['models'])} ({details})")
-    click.echo(f"release    columns {', '.join(plan['released_columns'])}")
+        say(f"  {name}: {', '.join(s['models'])} ({details})")
+    say(f"release    columns {', '.join(plan['released_columns'])}")
     for warning in plan["warnings"]:
-        click.echo(f"warning    {warning}")
+        say(f"warning    {warning}")
     if sql and plan["sql"]["withheld"]:
-        click.echo(f"\n-- the SQL of the scan and of the release is withheld: {plan['sql']['withheld']}")
+        say(f"\n-- the SQL of the scan and of the release is withheld: {plan['sql']['withheld']}")
     elif sql:
-        click.echo("\n-- the one read of the source's rows (QI and sensitive values as codes, "
-                   + ("grouped and counted):" if plan["sql"]["histogram_scan_groups"] else
-                      "a row each, as they stand: nearly every row is its own combination):"))
-        click.echo(plan["sql"]["histogram_scan"])
+        say("\n-- the one read of the source's rows (QI and sensitive values as codes, "
+              + ("grouped and counted):" if plan["sql"]["histogram_scan_groups"] else
+                 "a row each, as they stand: nearly every row is its own combination):"))
+        say(plan["sql"]["histogram_scan"], artifact=True)
         if plan["sql"]["release"] is None:
-            click.echo("\n-- the release query maps each combination of quasi-identifier values to its class's labels, "
-                       "which GAA chooses as it runs: it exists only after the search (anonymize writes with it)")
+            say("\n-- the release query maps each combination of quasi-identifier values to its class's labels, "
+                  "which GAA chooses as it runs: it exists only after the search (anonymize writes with it)")
             return
         at = ", ".join(f"{name}={level}" for name, level in plan["release_node"].items())
         which = (f"at the node given ({at})" if node_given else
                  f"at the bottom node ({at}: every quasi-identifier as it is), not the node the search will choose: "
                  "give --node to see another")
-        click.echo(f"\n-- the release query {which}; suppressed classes are excluded once the search has run:")
-        click.echo(plan["sql"]["release"])
+        say(f"\n-- the release query {which}; suppressed classes are excluded once the search has run:")
+        say(plan["sql"]["release"], artifact=True)
     else:
         if plan["node_measured"] is not None:  # a dry run's --node: what the run will do with it
             at = ", ".join(f"{name}={level}" for name, level in plan["node_measured"]["node"].items())
-            click.echo(f"node       {at}: measured alone, it satisfies the requirements (the run releases it "
-                       "without a search)")
-        click.echo("dry run: nothing was written")
+            say(f"node       {at}: measured alone, it satisfies the requirements (the run releases it "
+                  "without a search)")
+        say("dry run: nothing was written")
 
 
 def describe_sensitive(s: dict) -> str:
@@ -475,49 +476,49 @@ def describe_sensitive(s: dict) -> str:
 
 def _print_summary(doc: dict, report: Path) -> None:
     where = doc["output"]["path"] + (f" (table {doc['output']['table']})" if doc["output"].get("table") else "")
-    click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {where}")
+    say(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {where}")
     if doc["node"] is not None:
-        click.echo(f"  node       {', '.join(f'{k}={v}' for k, v in doc['node'].items())}")
+        say(f"  node       {', '.join(f'{k}={v}' for k, v in doc['node'].items())}")
     else:
         for name, g in doc["generalization"].items():
             levels = ", ".join(f"level {lv}: {n}" for lv, n in (g.get("classes_per_level") or {}).items())
-            click.echo(f"  {name:<10} classes at {levels}")
-    click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
-               f"{doc['suppressed_rows']} rows suppressed)")
+            say(f"  {name:<10} classes at {levels}")
+    say(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
+          f"{doc['suppressed_rows']} rows suppressed)")
     for name, s in doc["privacy"]["sensitive"].items():
-        click.echo(f"  {name:<10} {describe_sensitive(s)}")
+        say(f"  {name:<10} {describe_sensitive(s)}")
     u = doc["utility"]
     chose = ""
     if u.get("metric") == "discernibility":  # the default metric says it chose, as the seven do below
         chose = " (the search's metric; the node was given)" if doc.get("node_given") else " (chose the release)"
-    click.echo(f"  utility    discernibility {u['discernibility']}{chose}, average class size "
-               f"{u['average_class_size']:.1f}")
+    say(f"  utility    discernibility {u['discernibility']}{chose}, average class size "
+          f"{u['average_class_size']:.1f}")
     chosen = u.get("alteration", {}).get(u.get("metric"))
     by = f"by {u['metric']} (the node was given, not chosen by it)" if doc.get("node_given") else \
         f"chosen by {u['metric']}"
     if chosen is not None:
         mean = u.get("mean_alteration")
-        click.echo(f"             {by}: {chosen:.2f} % altered; mean of the seven "
-                   + (f"{mean:.2f} %" if mean is not None else "withheld"))
+        say(f"             {by}: {chosen:.2f} % altered; mean of the seven "
+              + (f"{mean:.2f} %" if mean is not None else "withheld"))
     hidden = u.get("withheld") or {}
     if u.get("metric") in hidden:
-        click.echo(f"             {by}: its alteration is withheld from the report: {hidden[u['metric']]}")
+        say(f"             {by}: its alteration is withheld from the report: {hidden[u['metric']]}")
     elif hidden:
-        click.echo(f"             withheld from the report: {', '.join(hidden)} (see utility.withheld)")
+        say(f"             withheld from the report: {', '.join(hidden)} (see utility.withheld)")
     if u.get("generalized_percent") is not None:
-        click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
-                   "the root")
+        say(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
+              "the root")
     lat, gaa = doc["lattice"], doc.get("gaa")
     if lat is not None and not lat.get("searched", True):  # a report before the field: searched
-        click.echo(f"  search     none: the node was given, and measured alone (lattice of {lat['size']} nodes)")
+        say(f"  search     none: the node was given, and measured alone (lattice of {lat['size']} nodes)")
     elif lat is not None:
         explored = "decided whole" if lat["complete"] else "explored for the optimum alone"
-        click.echo(f"  search     lattice of {lat['size']} nodes, {explored}, {lat['seconds']:.2f} s")
+        say(f"  search     lattice of {lat['size']} nodes, {explored}, {lat['seconds']:.2f} s")
     if gaa is not None:
-        click.echo(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
-                   f"{gaa['seconds']:.2f} s")
+        say(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
+              f"{gaa['seconds']:.2f} s")
     for warning in doc["warnings"]:
-        click.echo(f"  warning    {warning}")
+        say(f"  warning    {warning}")
     digest = doc["output"]["sha256"] or doc["output"]["content_digest"]
     shown = f"sha256 {digest[:16]}" if doc["output"]["sha256"] else digest[:digest.index(":") + 17]
-    click.echo(f"  verified   {shown}…; report {report}")
+    say(f"  verified   {shown}…; report {report}")

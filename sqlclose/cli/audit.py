@@ -20,6 +20,7 @@ from sqlclose.cli.common import (
     guarded_read_only,
     json_option,
     quiet_option,
+    say,
     verbose_option,
 )
 from sqlclose.errors import OptionError, SpecError, VerificationError
@@ -151,7 +152,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         if engine is not None:
             engine.close()
     if as_json or not quiet:
-        click.echo(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
+        say(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
     sys.exit(3 if report.passed is False else 0)
 
 
@@ -166,15 +167,15 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
     if outcome["problems"]:  # with --json, the failure's document says them (one document on stdout)
         raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
     if as_json:
-        click.echo(json.dumps(outcome, indent=2))
+        say(json.dumps(outcome, indent=2))
     elif not quiet:
         content = "content, " if outcome["content_compared"] else ""
-        click.echo(f"{path} matches {report_path}: {content}columns, {outcome['rows']} rows, {outcome['classes']} "
-                   "classes, labels and levels, k and every value reached the file decides")
+        say(f"{path} matches {report_path}: {content}columns, {outcome['rows']} rows, {outcome['classes']} "
+              "classes, labels and levels, k and every value reached the file decides")
         for line in _report_utility(report_path):
-            click.echo(line)
+            say(line)
         for note in outcome["notes"]:
-            click.echo(f"  note: {note}")
+            say(f"  note: {note}")
 
 
 def _report_utility(report_path: Path) -> list[str]:

@@ -237,7 +237,7 @@ def show_warnings_as_lines() -> None:
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
         if issubclass(category, SqlcloseWarning):
             if not _quiet[-1]:
-                click.echo(f"sqlclose: warning: {message}", err=True)
+                say(f"sqlclose: warning: {message}", err=True)
         else:
             shown(message, category, filename, lineno, file, line)
 
@@ -251,9 +251,9 @@ def say_when_stdout_is_closed() -> None:
     Said by each command as it starts (``_guard``), but not under --quiet without --json, which prints
     nothing there to lose; by the group for its help alone."""
     if sys.stdout is None:
-        click.echo("sqlclose: warning: standard output is closed, so what this command prints there (the "
-                   "summary, --json) is lost; the exit code still says how it went, and a release's report "
-                   "file holds its summary", err=True)
+        say("sqlclose: warning: standard output is closed, so what this command prints there (the "
+              "summary, --json) is lost; the exit code still says how it went, and a release's report "
+              "file holds its summary", err=True)
 
 
 _quiet: list[bool] = [False]  # the running command was given --quiet: it prints no warning
@@ -343,7 +343,7 @@ def _guard(fn: F, outcome: str | None) -> F:
             said = f"{type(e).__name__}: {e} (a bug: please report it; run with --verbose for the traceback)"
             if _outcome[-1] not in (NOTHING_PLACED, None):  # a bug after the commit: what stands is told
                 said = f"{said}; {_outcome[-1]}"
-            click.echo(f"sqlclose: internal error: {said}", err=True)
+            say(f"sqlclose: internal error: {said}", err=True)
             json_failure(said, INTERNAL_ERROR, as_json)
             sys.exit(INTERNAL_ERROR)
 
@@ -395,7 +395,7 @@ def help_not_written(e: OSError) -> NoReturn:
         _leave_quietly()
     failure = EnvironmentFailure.from_os_error(e, writing="standard output", outcome=None)
     with suppress(OSError):
-        click.echo(f"sqlclose: error: {failure}", err=True)
+        say(f"sqlclose: error: {failure}", err=True)
     sys.exit(failure.exit_code)
 
 
@@ -424,9 +424,9 @@ def _fail(e: SqlcloseError | Interrupted, verbose: bool, as_json: bool = False) 
     if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     try:  # after SIGHUP the terminal may be gone: the exit code still says what happened
-        click.echo(f"sqlclose: error: {one_line(e)}", err=True)
+        say(f"sqlclose: error: {one_line(e)}", err=True)
         if verbose and isinstance(e, EngineError):
-            click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
+            say(f"-- the statement that failed:\n{e.sql}", err=True)
         json_failure(str(e), e.exit_code, as_json and not broken)
     except OSError:
         pass
@@ -452,6 +452,27 @@ def one_line(failure: BaseException | str) -> str:
     return escaped_breaks(str(failure))
 
 
+def say(message: str = "", err: bool = False, file: Any = None, artifact: bool = False) -> None:
+    """Print a line (or lines) a person reads: ``click.echo`` of ``message`` with every control
+    character but its line breaks escaped (``terminal_text``): a name or value in it (a column, a
+    file, a label) holding ``\\x1b[2J`` or a right-to-left override was printed as it was, the
+    terminal acting on it. ``artifact``: text a pipe or a file takes as it is (the SQL printed for a
+    warehouse: an identifier's bytes are its name), escaped only where it reaches a terminal."""
+    from sqlclose.model.text import terminal_text
+
+    stream = file or (sys.stderr if err else sys.stdout)
+    if not artifact or _is_terminal(stream):
+        message = terminal_text(message)
+    click.echo(message, err=err, file=file)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no stream, or closed: nothing reaches a terminal
+        return False
+
+
 def json_failure(message: str, code: int, as_json: bool = True) -> None:
     """With --json, a failure is a JSON document on stdout too (the line on stderr stays): a job
     that parses stdout reads success and failure alike."""
@@ -460,7 +481,7 @@ def json_failure(message: str, code: int, as_json: bool = True) -> None:
 
 
 def print_json(doc: Any) -> None:
-    click.echo(json.dumps(doc, indent=2, default=str))
+    say(json.dumps(doc, indent=2, default=str))
 
 
 def parse_node(text: str | None) -> dict[str, int] | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, say, verbose_option
 from sqlclose.model.text import escaped_controls
 
 DEMO_FILES = ("table3.csv", "age.csv", "disease.csv", "table3.toml")
@@ -136,16 +136,16 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _tell(folder: Path, spec_path: Path, out: Path, doc: dict[str, Any]) -> None:
-    click.echo(f"demo in {folder}:")
-    click.echo(f"  input      {folder / 'table3.csv'} ({doc['input']['rows']} rows: "
-               f"{', '.join(doc['output']['columns'])})")
-    click.echo(f"  spec       {spec_path}")
-    click.echo(f"  release    {out}: {doc['output']['rows']} rows, node "
-               + ", ".join(f"{k}={v}" for k, v in doc["node"].items()))
-    click.echo(f"  report     {out}.report.json (k = {doc['privacy']['min_class_size']}, max EMD "
-               + ", ".join(f"{n} {s['max_emd']:.3f}" for n, s in doc["privacy"]["sensitive"].items()) + ")")
+    say(f"demo in {folder}:")
+    say(f"  input      {folder / 'table3.csv'} ({doc['input']['rows']} rows: "
+          f"{', '.join(doc['output']['columns'])})")
+    say(f"  spec       {spec_path}")
+    say(f"  release    {out}: {doc['output']['rows']} rows, node "
+          + ", ".join(f"{k}={v}" for k, v in doc["node"].items()))
+    say(f"  report     {out}.report.json (k = {doc['privacy']['min_class_size']}, max EMD "
+          + ", ".join(f"{n} {s['max_emd']:.3f}" for n, s in doc["privacy"]["sensitive"].items()) + ")")
     spec, release = shlex.quote(str(spec_path)), shlex.quote(str(out))
-    click.echo(f"next: sqlclose explain {spec}   |   sqlclose check {release} --spec {spec}")
+    say(f"next: sqlclose explain {spec}   |   sqlclose check {release} --spec {spec}")
 
 
 def _refuse_shipped(folder: Path) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, say, verbose_option
 from sqlclose.errors import DataError, InputError, NoRowsError, NotLeavesError, NullsError, SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
@@ -64,24 +64,24 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
         rows = h.rows if shown == 0 else h.rows[:shown]
         counted = h.counted_cover
         cover = None if counted is None else counted[:len(rows)].tolist()
-        click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "leaves": len(h.rows),
-                               "rows": [list(r) for r in rows], "cover": cover}, indent=2))
+        say(json.dumps({"origin": h.origin, "levels": h.levels, "leaves": len(h.rows),
+                          "rows": [list(r) for r in rows], "cover": cover}, indent=2))
         return
     from sqlclose.model.text import counted
 
-    click.echo(f"{h.origin}: {_size(h)} ("
-               + ", ".join(f"level {i}: {counted(len(set(h.labels(i))), 'value')}" for i in range(h.levels)) + ")")
+    say(f"{h.origin}: {_size(h)} ("
+          + ", ".join(f"level {i}: {counted(len(set(h.labels(i))), 'value')}" for i in range(h.levels)) + ")")
     note = _domain_note(h, of_a_qi)
     if note:
-        click.echo(f"  {note}")
+        say(f"  {note}")
     rows = [[_label(v) for v in r] for r in (h.rows if limit <= 0 else h.rows[:limit])]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
     counted = h.counted_cover
     for i, r in enumerate(rows):
         covers = "" if counted is None else "  | " + " / ".join(f"{c:g}" for c in counted[i])
-        click.echo("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + covers)
+        say("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + covers)
     if len(rows) < len(h.rows):
-        click.echo(f"  … {len(h.rows) - len(rows)} more (--limit 0 shows all)")
+        say(f"  … {len(h.rows) - len(rows)} more (--limit 0 shows all)")
 
 
 @hierarchy.command(context_settings=CONTEXT, epilog=TARGET_HELP)
@@ -147,15 +147,15 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
                 how=f"validating {spec_column!r} checks the column's values in the data against its hierarchy"))
         _refuse_data_beside_query(source, spec)
         h = api.hierarchy_of(spec, spec_column, source)
-        click.echo(f"{target}: valid ({_size(h)}), and every value of "
-                   f"{spec_column!r} in the data is a leaf")
+        say(f"{target}: valid ({_size(h)}), and every value of "
+              f"{spec_column!r} in the data is a leaf")
         if spec_column not in spec.sensitive:  # a sensitive column is released as it is: its labels feed distances
             _note_label_at_two_levels(h)
         return
     h = Hierarchy.from_csv(target, delimiter, option="--delimiter")
     if data is None:
-        click.echo(f"{target}: valid ({_size(h)}); give --data and --column to "
-                   "check it against a table")
+        say(f"{target}: valid ({_size(h)}); give --data and --column to "
+              "check it against a table")
         _note_label_at_two_levels(h)
         return
     if not column:
@@ -169,8 +169,8 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
     except NoRowsError:
         raise DataError(f"{data} has no rows: there is no value of {column!r} to check against the "
                         "hierarchy") from None
-    click.echo(f"{target}: valid ({_size(h)}), and every value of {column!r} in "
-               f"{data} is a leaf")
+    say(f"{target}: valid ({_size(h)}), and every value of {column!r} in "
+          f"{data} is a leaf")
     if not sensitive:
         _note_label_at_two_levels(h)
 
@@ -181,9 +181,9 @@ def _note_label_at_two_levels(h: Hierarchy) -> None:
     rows holding a as b): said, as GAA refuses it (review of the ninety-third round)."""
     found = h.label_at_two_levels()
     if found is not None:
-        click.echo(f"note: {found[1]}: a release at the higher level writes that label for every value under it, "
-                   "which a reader may take for the value it names below; give it a label of its own (GAA refuses "
-                   "such a hierarchy)")
+        say(f"note: {found[1]}: a release at the higher level writes that label for every value under it, "
+              "which a reader may take for the value it names below; give it a label of its own (GAA refuses "
+              "such a hierarchy)")
 
 
 def _file_spec(target: str, column: str, delimiter: str, sensitive: bool) -> Spec:
@@ -330,7 +330,7 @@ def _load(target: str, data: Path | Source | None, delimiter: str) -> tuple[Hier
             "not checked against the data)"
         if h is None:
             raise
-    click.echo(f"sqlclose: warning: {problem}", err=True)
+    say(f"sqlclose: warning: {problem}", err=True)
     return h, of_a_qi
 
 

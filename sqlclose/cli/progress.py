@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import click
+from sqlclose.cli.common import say
 
 if TYPE_CHECKING:  # the search and the sweep are loaded by the commands that run them, not by --help
     from sqlclose.search import ProgressCallback, SearchProgress
@@ -116,7 +116,7 @@ def _marks() -> Iterator[float]:
 
 
 def _log(stamp: dt.datetime, what: str) -> None:
-    click.echo(f"{stamp.isoformat(timespec='seconds')} search: {what}", err=True)
+    say(f"{stamp.isoformat(timespec='seconds')} search: {what}", err=True)
 
 
 def _now() -> str:
@@ -154,5 +154,5 @@ def _sweep_bar() -> Iterator[SweepCallback]:
 
 def _sweep_lines(p: SweepProgress) -> None:
     stamp = _now()
-    click.echo(f"{stamp} sweep: run {p.done}/{p.total} {p.label}: {p.run_seconds:.2f} s, {p.elapsed:.1f} s elapsed",
-               err=True)
+    say(f"{stamp} sweep: run {p.done}/{p.total} {p.label}: {p.run_seconds:.2f} s, {p.elapsed:.1f} s elapsed",
+          err=True)

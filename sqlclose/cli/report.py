@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, say, verbose_option
 
 
 @click.command(cls=OnceCommand, context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
@@ -60,7 +60,7 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
         rebuilt = models_from_report(doc) if spec_path is None else None
         page = render_html(report_path, spec_path, release_path, rebuilt, audit, notes)
     out = write_page(page, html_path, overwrite)
-    click.echo(f"wrote {out}")
+    say(f"wrote {out}")
 
 
 def _recorded_release(report_path: Path, doc: dict) -> Path:

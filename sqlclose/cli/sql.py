@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, OnceCommand, guarded_read_only, placing, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded_read_only, placing, say, verbose_option
 from sqlclose.cli.progress import search_progress
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS, Spec
@@ -42,7 +42,7 @@ def sql(spec_path: Path, dialect: str | None, which: str, verbose: bool) -> None
     spec = load_spec(spec_path)
     from sqlclose import api  # once the spec is valid: a mistake in it is told without loading the engines
 
-    click.echo(api.histogram_sql(spec, dialect))  # no ';': it is wrapped in COPY / EXPORT
+    say(api.histogram_sql(spec, dialect), artifact=True)  # no ';': it is wrapped in COPY / EXPORT
 
 
 def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, output: Path | None,
@@ -71,15 +71,15 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
                 found = {"histogram": str(histogram), "rows": chosen.problem.input_rows, "node": chosen.node,
                          "dry_run": True}
                 if as_json:
-                    click.echo(json.dumps(found, indent=2))
+                    say(json.dumps(found, indent=2))
                 elif not quiet:
-                    click.echo(f"histogram {histogram}: {found['rows']} rows counted; node {_node(chosen.node)}; "
-                               "dry run: nothing was written")
+                    say(f"histogram {histogram}: {found['rows']} rows counted; node {_node(chosen.node)}; "
+                          "dry run: nothing was written")
                 return
             with placing(f"the release query {out} and its report {rep} are in place"):
                 doc = chosen.write_sql(out, rep, overwrite=replace)
     if as_json:
-        click.echo(json.dumps(doc, indent=2))
+        say(json.dumps(doc, indent=2))
     elif not quiet:
         _print_summary(doc, rep)
 
@@ -90,10 +90,10 @@ def _node(node: dict[str, int]) -> str:
 
 def _print_summary(doc: dict, report: Path) -> None:
     w = doc["warehouse"]
-    click.echo(f"release query for {w['table']} ({w['dialect']}) -> {doc['output']['path']}")
-    click.echo(f"  node       {_node(doc['node'])}")
-    click.echo(f"  expected   {doc['output']['rows']} of {doc['input']['rows']} rows in {doc['classes']} classes "
-               f"(min size {doc['privacy']['min_class_size']}, {doc['suppressed_rows']} rows suppressed)")
-    click.echo(f"  NOT verified locally: the warehouse makes the release; run {w['verification_query']} there "
-               "(its ok column must be true)")
-    click.echo(f"  report     {report}")
+    say(f"release query for {w['table']} ({w['dialect']}) -> {doc['output']['path']}")
+    say(f"  node       {_node(doc['node'])}")
+    say(f"  expected   {doc['output']['rows']} of {doc['input']['rows']} rows in {doc['classes']} classes "
+          f"(min size {doc['privacy']['min_class_size']}, {doc['suppressed_rows']} rows suppressed)")
+    say(f"  NOT verified locally: the warehouse makes the release; run {w['verification_query']} there "
+          "(its ok column must be true)")
+    say(f"  report     {report}")

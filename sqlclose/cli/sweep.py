@@ -21,6 +21,7 @@ from sqlclose.cli.common import (
     json_option,
     quiet_option,
     release_placed,
+    say,
     verbose_option,
     with_engine,
 )
@@ -183,10 +184,10 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
                               "k, l or t, allow more suppression, or add hierarchy levels")
     written = _write(result, out, targets, overwrite, lo_hi, charts=not no_charts)
     if as_json:
-        click.echo(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
-                               "files": [str(p) for p in written], "warnings": result.warnings,
-                               "failed_runs": failed,
-                               "nauc": result.nauc(*lo_hi)}, indent=2, default=str))
+        say(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
+                          "files": [str(p) for p in written], "warnings": result.warnings,
+                          "failed_runs": failed,
+                          "nauc": result.nauc(*lo_hi)}, indent=2, default=str))
     elif not quiet:
         _print_summary(result, written, lo_hi)
 
@@ -331,26 +332,26 @@ def _swap_in(out: Path, staging: Path, made: list[Path], targets: list[str], ove
 def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
     from sqlclose.model.text import counted
 
-    click.echo(f"swept {counted(len(result.rows), 'run')} of {result.source} over {result.x} in {result.seconds:.1f} s")
+    say(f"swept {counted(len(result.rows), 'run')} of {result.source} over {result.x} in {result.seconds:.1f} s")
     for path in written:
         what = {"sweep.csv": "one row per run", "nauc.csv": "NAUC per curve and measure"}.get(path.name, "chart")
-        click.echo(f"  {path}  ({what})")
+        say(f"  {path}  ({what})")
     for warning in result.warnings:
-        click.echo(f"  warning    {warning}")
+        say(f"  warning    {warning}")
     failed = result.failed_runs()
     if failed:
-        click.echo(f"  {counted(len(failed), 'run')} found no solution: {_listed(failed)}")
+        say(f"  {counted(len(failed), 'run')} found no solution: {_listed(failed)}")
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
     taken = sorted((r for r in rows if r["nauc"] is not None), key=lambda r: r["nauc"])
     if taken:
-        click.echo(f"  NAUC of {main} on [{taken[0]['lo']:g}, {taken[0]['hi']:g}]: " + "; ".join(
-            f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in taken))
+        say(f"  NAUC of {main} on [{taken[0]['lo']:g}, {taken[0]['hi']:g}]: " + "; ".join(
+       f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in taken))
     for r in rows:
         if r["nauc"] is None:  # its note: "not taken: no solution at l = 3, …"
             curve = f" of {r['curve']}" if len(result.curve_keys()) > 1 else ""
-            click.echo(f"  NAUC of {main}{curve} on [{r['lo']:g}, {r['hi']:g}] {r['note']}; give --nauc-range "
-                       "inside the values it solved")
+            say(f"  NAUC of {main}{curve} on [{r['lo']:g}, {r['hi']:g}] {r['note']}; give --nauc-range "
+                  "inside the values it solved")
 
 
 def _listed(runs: list[str]) -> str:

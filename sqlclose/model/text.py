@@ -24,20 +24,38 @@ def escaped_breaks(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def escaped_controls(text: str) -> str:
+def escaped_controls(text: str, keep: str = "") -> str:
     """``text`` with its control characters shown escaped: line breaks and tabs as ``\\n``, ``\\r``,
     ``\\t``, the others as ``\\x1b`` or ``\\u0085`` (a lone surrogate, an undecodable byte of a file
-    name, as ``\\udcff``): text that must stay one line of a file that is read back, e.g. a comment
-    in a TOML spec (a folder named with a line break broke the demo's spec: ninety-fourth round)."""
+    name, as ``\\udcff``; a bidirectional override as ``\\u202e``): text that must stay one line of a
+    file that is read back, e.g. a comment in a TOML spec (a folder named with a line break broke the
+    demo's spec: ninety-fourth round). ``keep``: the characters left as they are (``terminal_text``)."""
     out = []
     for ch in text:
-        if ch in _NAMED_CONTROLS:
+        if ch in keep:
+            out.append(ch)
+        elif ch in _NAMED_CONTROLS:
             out.append(_NAMED_CONTROLS[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cs") or ch in "\u2028\u2029":
+        elif unicodedata.category(ch) in ("Cc", "Cs") or ch in "\u2028\u2029" or ch in BIDI_CONTROLS:
             out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     return "".join(out)
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal may be given it: its lines kept, every other control character escaped
+    (``escaped_controls``). A column or file name holding an escape sequence (``\\x1b[2J`` clears the
+    screen, ``\\x1b]0;…`` retitles the window), a carriage return or a backspace (which print over what
+    precedes them) or a right-to-left override (which shows the rest of the line reversed) reached the
+    terminal as it was: the ninety-eighth round."""
+    return escaped_controls(text, keep="\n")
+
+
+# The characters that reorder how the text around them is shown (Unicode's bidirectional embeddings,
+# overrides, isolates and marks): a name holding U+202E showed what followed it reversed, "t = 0.9"
+# read as "9.0 = t" (the "Trojan Source" trick). Written escaped wherever a person reads a name.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 _NAMED_CONTROLS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

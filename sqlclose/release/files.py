@@ -117,6 +117,19 @@ _HIDDEN = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".")
 _HIDDEN_EXTRA = {"output": _HIDDEN + len("committed"), "report": _HIDDEN + len("tmp")}
 
 
+def refuse_undecodable_path(path: Path) -> None:
+    """An output path holding bytes that are no UTF-8 (a folder named in Latin-1: Python keeps such a
+    byte as a lone surrogate, ``\\udcff``), which the engine writing the release takes as UTF-8 text:
+    DuckDB failed after the whole search, told as a value it could not convert (exit 1, a bug: the
+    ninety-eighth round). Told before the search."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"the output path {path} is not valid UTF-8 (a byte of another encoding is shown as "
+                         "\\udcXX): the engine writing the release takes its path as UTF-8 text; give a path "
+                         "named in UTF-8") from None
+
+
 def refuse_long_names(path: Path, report: Path, table: str | None = None) -> None:
     """An output or report whose name, with what ``recovery.hidden_name`` adds, is past the file system's
     longest: the name alone passed, and the run failed after the whole search, placing its

@@ -131,6 +131,7 @@ class FileWriter(Writer):
     target, verified from it, and placed with its report by ``placing.Transaction``."""
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
+        files.refuse_undecodable_path(target.path)
         files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format,
                                     replacing=target.replacing is not None)
 
@@ -414,6 +415,7 @@ class DuckDBTableWriter(Writer):
     format = "duckdb"
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
+        files.refuse_undecodable_path(target.path)
         for path in (target.path, target.report):
             files.refuse_blocked_folder(path)
         files.refuse_long_names(target.path, target.report, target.table)

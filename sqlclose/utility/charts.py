@@ -8,6 +8,7 @@ drawn, with the Agg backend (no display needed), so the rest of sqlclose runs wi
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,7 +79,11 @@ def drawing(needed_by: str = "charts") -> Iterator[Any]:
     import matplotlib
 
     try:
-        with matplotlib.rc_context(LITERAL_TEXT):
+        with matplotlib.rc_context(LITERAL_TEXT), warnings.catch_warnings():
+            # A name or value holding a character no font draws (an escape, U+202E) is drawn as a box;
+            # matplotlib's warning printed the character itself, raw, to the terminal in Python's
+            # file-and-line form (the ninety-eighth round).
+            warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
             yield plt
     except (SqlcloseError, OSError, MemoryError):  # told as they are: a full disk is the environment's
         raise
