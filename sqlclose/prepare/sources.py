@@ -152,7 +152,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     past it fails inside the engine wherever it is read (``decimal_digits``)."""
     opened = _opened(source, engine, options, released)
     try:
-        refuse_decimals_past_precision(opened.engine, opened.relation, opened.label)
+        refuse_decimals_past_precision(opened.engine, opened.relation, opened.label, opened.kind)
     except BaseException:
         if opened.engine is not engine:  # made here (a caller's connection: its cursor alone)
             opened.engine.close()
