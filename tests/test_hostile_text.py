@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -169,8 +170,34 @@ def test_an_output_path_that_is_not_utf8_is_refused_before_the_search(tmp_path):
     for output in ("out\udce9/r.parquet", "out/r\udce9.csv"):
         result = _invoke("anonymize", spec, "--output", tmp_path / output)
         assert result.exit_code == 2, result.output
-        assert "is not valid UTF-8" in result.stderr and "search: started" not in result.stderr
+        assert "its name is not UTF-8" in result.stderr and "search: started" not in result.stderr
+        assert "\\xe9" in result.stderr, result.stderr  # the byte as it is, not Python's \udce9
         assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == []  # no folder made
+
+
+NOT_UTF8_SOURCE = "its name is not UTF-8 (a byte of another encoding is shown as \\xNN), and the engine takes a " \
+    "path as UTF-8 text: rename it (or the folder holding it) in UTF-8"
+
+
+def test_a_source_whose_name_is_not_utf8_is_told_so_however_it_is_given(tmp_path):
+    """A source file named with a Latin-1 byte was refused in Python's codec's words ("'utf-8' codec
+    can't encode …") or DuckDB's ("a value could not be converted"), and bytes were "a source of type
+    bytes" (ninety-eighth round). Each way of giving it is told the name's bytes and to rename it."""
+    name = b"in\xe9.csv"
+    (tmp_path / os.fsdecode(name)).write_text("g,s\n" + "a,x\nb,y\n" * 4, encoding="utf-8")
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree": {"all": ["a", "b"]}}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    told = f"cannot read the source {tmp_path}/in\\xe9.csv: {NOT_UTF8_SOURCE}"
+    for source, given in ((os.fsencode(tmp_path) + b"/" + name, spec), (tmp_path / os.fsdecode(name), spec),
+                          (None, {**spec, "source": {"path": str(tmp_path / os.fsdecode(name))}})):
+        with pytest.raises(sqlclose.SqlcloseError) as caught:
+            sqlclose.anonymize(source, given)
+        assert caught.value.exit_code == 2 and str(caught.value) == told, caught.value
+    (tmp_path / "h.csv").write_text("a;*\nb;*\n", encoding="utf-8")
+    for args in (("check", tmp_path / os.fsdecode(name), "--qi", "g"),
+                 ("hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / os.fsdecode(name), "--column", "g")):
+        result = _invoke(*args)
+        assert result.exit_code == 2 and f"error: {told}" in result.stderr, result.stderr
 
 
 def test_a_page_drawing_a_name_no_font_holds_prints_no_raw_warning(tmp_path):

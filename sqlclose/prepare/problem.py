@@ -528,7 +528,9 @@ def float_spellings(engine: Engine, source: exp.Expression, name: str,
 def _normalized_in(kind: str, name: str, fix: str, table: str) -> str:
     """Where and how check's ``table`` of ``kind`` normalizes a float column: a file's or a query's in the
     table itself (check takes no [source] query beside a file), any other as anonymize tells it."""
-    return f"in {table} (e.g. {_fix_text(fix, name, kind)})" if kind == mending.QUERY else _in_the_source(kind, name, fix)
+    if kind == mending.QUERY:
+        return f"in {table} (e.g. {_fix_text(fix, name, kind)})"
+    return _in_the_source(kind, name, fix)
 
 
 def _float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:

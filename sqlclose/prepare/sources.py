@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
 import dataclasses
 import glob as globbing
+import io
+import os
 import re
 import secrets
 from collections.abc import Callable
@@ -48,7 +49,7 @@ from sqlclose.model.spec import (
     suffix_kind,
     table_parts,
 )
-from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
+from sqlclose.model.text import agreeing, counted, named, refuse_undecodable_path, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
@@ -162,14 +163,22 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     return opened
 
 
+_RENAME = "rename it (or the folder holding it) in UTF-8"
+
+
 def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
             released: Callable[[str], bool] | None) -> Opened:
     options = options or FileRead()
     if engine is not None:
         engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
+    if isinstance(source, bytes):  # a path as the OS gives one (os.listdir of bytes, os.fsencode)
+        source = os.fsdecode(source)
     if isinstance(source, (str, Path)):  # "~" is the home folder, as in a spec (DuckDB would expand it alone)
+        refuse_undecodable_path(source, "cannot read the source", _RENAME)
         source = _source_for_path(Path(source).expanduser(), options)
     if isinstance(source, Source):
+        if source.path is not None:
+            refuse_undecodable_path(source.path, "cannot read the source", _RENAME)
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):
         return _open_relation(source, engine, released)
