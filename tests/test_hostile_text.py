@@ -194,8 +194,9 @@ def test_a_source_whose_name_is_not_utf8_is_told_so_however_it_is_given(tmp_path
             sqlclose.anonymize(source, given)
         assert caught.value.exit_code == 2 and str(caught.value) == told, caught.value
     (tmp_path / "h.csv").write_text("a;*\nb;*\n", encoding="utf-8")
-    for args in (("check", tmp_path / os.fsdecode(name), "--qi", "g"),
-                 ("hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / os.fsdecode(name), "--column", "g")):
+    data = tmp_path / os.fsdecode(name)
+    for args in (("check", data, "--qi", "g"),
+                 ("hierarchy", "validate", tmp_path / "h.csv", "--data", data, "--column", "g")):
         result = _invoke(*args)
         assert result.exit_code == 2 and f"error: {told}" in result.stderr, result.stderr
 
