@@ -271,3 +271,40 @@ def test_a_column_parquet_cannot_hold_is_told_its_conversion_where_the_source_ta
     exec(example(said), run)
     assert _written_waits(run["table"], tmp_path / "r4.parquet") == sorted(
         ["1500", "2000000", "259200000000", "14400000000"])
+
+
+def _refused_check(source) -> str:
+    """The text of the refusal (exit 3, a data error) ``sqlclose.check`` of ``source`` raises."""
+    with pytest.raises(sqlclose.SqlcloseError) as caught:
+        sqlclose.check(source, quasi_identifiers=["g"], sensitive=["x"])
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "view"])
+def test_check_tells_minus_zero_beside_zero_the_fix_its_source_takes(kind):
+    """check told every source the expression (``"x" + 0.0``), a DataFrame, an Arrow table and a
+    caller's table too, none of which runs it (ninety-eighth round). Oracle: the advice, run as written,
+    makes a table check audits, x's values 0.0 and 0.5 as the test wrote them, no -0.0 among them."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT ['a', 'b'][i % 2 + 1] AS g, CASE WHEN i % 3 = 0 THEN -0.0::DOUBLE "
+                "WHEN i % 3 = 1 THEN 0.0::DOUBLE ELSE 0.5::DOUBLE END AS x FROM range(12) r(i)")
+    df = con.sql("SELECT * FROM t").df()
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if kind == "pandas":
+        said = _refused_check(df)
+        exec(example(said), {"df": df})
+        fixed = df
+    elif kind == "arrow":
+        said = _refused_check(table)
+        made = eval(example(said).split(", which ")[0], {"table": table, "pyarrow": pa})
+        fixed = table.set_column(table.schema.get_field_index("x"), "x", made)
+    else:
+        said = _refused_check((con, "t"))
+        con.execute(example(said).replace("CREATE VIEW …", "CREATE VIEW fixed").replace("FROM …", "FROM t"))
+        fixed = (con, "fixed")
+    assert "normalize it in the table checked" not in said and "[source] query" not in said, said
+    report = sqlclose.check(fixed, quasi_identifiers=["g"], sensitive=["x"])
+    assert report is not None
+    shown = con.sql("SELECT x::VARCHAR AS x FROM fixed").fetchall() if kind == "view" else \
+        [(str(v),) for v in (fixed["x"] if kind == "pandas" else fixed.column("x").to_pylist())]
+    assert sorted(shown) == sorted([("0.0",)] * 8 + [("0.5",)] * 4), shown

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from advice_statements import example, refused
+from pyspark.sql import functions as F  # noqa: N812  (the advice names F, as Spark's docs do)
 
 import sqlclose
 from sqlclose.engine import SparkEngine
@@ -85,3 +87,26 @@ def test_a_decimal_past_its_precision_in_a_list_of_structs_read_by_spark_is_refu
     assert f"column 'n' holds DECIMAL(5, 2) values at n[].amount and {held} rows of it hold values of more than " \
         "5 digits" in said, said
     assert "1234" not in said
+
+
+@pytest.mark.parametrize("as_table", [False, True], ids=["frame", "table"])
+def test_a_decimal_past_its_precision_is_told_a_cast_spark_runs(tmp_path, spark_session, as_table):
+    """The fix was told in DuckDB's SQL, ``CAST("d" AS VARCHAR)``, which inside ``F.expr`` is a string
+    literal's to Spark: every row became the text 'd' (ninety-eighth round). It is told in Spark's SQL,
+    and the statement, run as written on Spark, makes a source the run releases, its ``d`` the text of
+    the values the test stored."""
+    _past_precision(tmp_path / "in.parquet")
+    frame = spark_session.read.parquet(str(tmp_path / "in.parquet"))
+    frame.createOrReplaceTempView("decimals")
+    source = (spark_session, "decimals") if as_table else frame
+    said = refused(source, SPEC)
+    assert "[source] query" not in said, said
+    statement = example(said)
+    if as_table:
+        assert statement.startswith("df = spark.table(…)."), said
+        statement = statement.replace("spark.table(…)", "spark.table('decimals')")
+    scope = {"df": frame, "F": F, "spark": spark_session}
+    exec(statement if statement.startswith("df = ") else f"df = {statement}", scope)
+    with sqlclose.anonymize(scope["df"], SPEC) as release:
+        released = sorted(release.to_arrow().column("d").to_pylist())
+    assert released == sorted("1234.56" if i % 3 == 0 else "123.45" for i in range(ROWS))

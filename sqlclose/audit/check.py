@@ -179,7 +179,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
                 ref_opened.keep_rows()
             if ref is not None:
                 relation, ref = _one_number_type(engine, relation, ref, list(models))
-            audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
+            kinds = [opened.kind] + ([ref_opened.kind] if ref_opened is not None else [])
+            audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top, kinds)
             shares = utility.value_shares(engine, relation, qi, hierarchies, ref, tops)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
             _refuse_changed_while_checked([opened, ref_opened])
@@ -400,7 +401,9 @@ def _require_similarity_level(sas: list[SensitiveAttribute], level: int) -> None
 def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],
            k: int | None, reference: exp.Expression | None, reference_label: str, skew: float,
            similarity_level: int | None,
-           top: int) -> CheckReport:
+           top: int, kinds: list[str]) -> CheckReport:
+    """The audit's report; ``kinds``: the table's kind of source and the reference's (``Opened.kind``),
+    where a refusal tells them to change a column."""
     schema = engine.schema(relation)  # every column named is there (check)
     for name, spec in models.items():
         if spec is not None and spec.distance == "ordered":
@@ -415,7 +418,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
         values = _float_values(sources, schemas, name)
         if values is None:
             continue
-        _refuse_two_spellings(engine, values, name, where)
+        _refuse_two_spellings(engine, values, name, where, kinds)
         rows = int(engine.fetch_row(q.float_checks(values, name, engine.is_nan))["non_finite"] or 0)
         if rows and models[name] is not None and models[name].distance == "ordered":
             raise DataError(f"column {name!r} in {where} holds NaN or an infinity in {counted(rows, 'row')}, which "
@@ -533,17 +536,17 @@ def _float_values(sources: list[exp.Expression], schemas: list[pa.Schema], name:
     return values.subquery("__sqlclose_values")
 
 
-def _refuse_two_spellings(engine: Engine, values: exp.Expression, name: str, where: str) -> None:
+def _refuse_two_spellings(engine: Engine, values: exp.Expression, name: str, where: str, kinds: list[str]) -> None:
     """A float sensitive column holding -0.0 beside 0.0 (or NaN beside -NaN) is refused, as anonymize
     refuses it: its domain is made by DISTINCT, which keeps one spelling of the number, and the rows
     of the other were then looked up as text and said to hold a value "not in its domain". NaN and
     ±infinity, which have no place in an ordered distance's order, are ``_audit``'s (check ranked
     NaN above every number)."""
-    spellings = float_spellings(engine, values, name)
+    spellings = float_spellings(engine, values, name, kinds)
     if spellings is not None:
         held, fix = spellings
         raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
-                        f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
+                        f"up as two: normalize it {fix}, as anonymize asks too")
 
 
 def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:

@@ -853,6 +853,8 @@ class DuckDBEngine(Engine):
             # its line
             types.update({c: found[c] or "DOUBLE" for c in required})
         options = _strict_csv(read.delimiter, types, list(read.nulls) or [NO_NULL_TEXT])
+        if read.new_line is not None:  # the characters escaped, as DuckDB takes them ("\\r\\n")
+            options["new_line"] = read.new_line.replace("\r", "\\r").replace("\n", "\\n")
         return _reader("read_csv", path, {**options, "encoding": read.encoding})
 
     def parquet_file_types(self, path: Path) -> dict[str, str]:

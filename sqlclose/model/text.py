@@ -123,6 +123,20 @@ def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
         raise error(f"{what} is not UTF-8 text (line {line}, byte {offset}); re-save it as UTF-8") from None
 
 
+def refuse_undecodable_path(path: str | PurePath, told: str, fix: str) -> None:
+    """A path holding bytes that are no UTF-8 (a name in Latin-1: Python keeps such a byte as a lone
+    surrogate, ``\\udce9``), which the engine takes as UTF-8 text: refused as ``told`` ("cannot read
+    the source"), its bytes escaped (``in\\xe9.csv``), with ``fix``. Unsaid, DuckDB failed after the
+    whole search on an output path (exit 1, a bug), and Python's codec's words refused a source's
+    (``'utf-8' codec can't encode``: the ninety-eighth round)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise InputError(f"{told} {shown}: its name is not UTF-8 (a byte of another encoding is shown as \\xNN), "
+                         f"and the engine takes a path as UTF-8 text: {fix}") from None
+
+
 def special_file(path: Path) -> str | None:
     """What ``path`` is when it is neither a regular file (a link to one counts) nor a folder nor
     missing: a pipe or device, which gives its bytes once. A hierarchy is read for its rows and its

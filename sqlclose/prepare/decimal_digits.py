@@ -39,6 +39,7 @@ from sqlglot.errors import SqlglotError
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.errors import InputError
+from sqlclose.model import mending
 from sqlclose.model.text import counted
 from sqlclose.sql import queries as q
 
@@ -69,10 +70,11 @@ class _Decimals:
             for kind, name in self.steps)
 
 
-def refuse_decimals_past_precision(engine: Engine, relation: exp.Expression, label: str) -> None:
-    """Raise InputError naming the first DECIMAL column of ``relation`` (read by ``label``), or DECIMAL
-    field inside one, that holds a value of more digits than its precision, with how many rows,
-    naming no value."""
+def refuse_decimals_past_precision(engine: Engine, relation: exp.Expression, label: str,
+                                   kind: str = mending.QUERY) -> None:
+    """Raise InputError naming the first DECIMAL column of ``relation`` (read by ``label``, a source of
+    ``kind``: ``Opened.kind``), or DECIMAL field inside one, that holds a value of more digits than its
+    precision, with how many rows, naming no value, and the fix in the form the source takes."""
     found = _decimals(engine, relation)
     if not found:
         return
@@ -82,24 +84,35 @@ def refuse_decimals_past_precision(engine: Engine, relation: exp.Expression, lab
     for i, at in enumerate(found):
         rows = int(counts[f"c{i}"] or 0)
         if rows:
-            raise InputError(_told(at, rows, label))
+            raise InputError(_told(at, rows, label, kind))
 
 
-def _told(at: _Decimals, rows: int, label: str) -> str:
+def _told(at: _Decimals, rows: int, label: str, kind: str) -> str:
     """The refusal of ``rows`` rows past ``at``'s precision, naming its column (and path), no value."""
     size = f"DECIMAL({at.precision}, {at.scale})"
     if at.steps:
         where, what = f"column {at.column!r} holds {size} values at {at.path}", "field"
-        fix = f"the query that makes {q.ident(at.column).sql('duckdb')}"
+        fix = f"where the table is made (the query that makes {mending.source_sql(kind, q.ident(at.column))})"
     else:
         where, what = f"column {at.column!r} is a {size}", "column"
-        fix = f"CAST({q.ident(at.column).sql('duckdb')} AS VARCHAR) in the query that makes it"
+        fix = _column_fix(at.column, kind)
     return (f"cannot read {label}: {where} and {counted(rows, 'row')} of it "
             f"{'holds a value' if rows == 1 else 'hold values'} of more than {at.precision} digits, which the "
             "type cannot hold (DuckDB's .to_arrow_table() gives a UHUGEINT past 2^127 so, and Arrow and Parquet "
-            f"store them unchecked), and the engine cannot read them as they are: write the {what} as text where "
-            f"the table is made ({fix}), or as a DECIMAL that holds them, or correct the values, first (not shown: "
-            "an error names no data value)")
+            f"store them unchecked), and the engine cannot read them as they are: write the {what} as text {fix}, "
+            "or as a DECIMAL that holds them, or correct the values, first (not shown: an error names no data value)")
+
+
+def _column_fix(name: str, kind: str) -> str:
+    """Where and how column ``name`` of a source of ``kind`` is written as text. A Spark DataFrame or
+    table (read from Parquet: Spark refuses such a value from Arrow) is told Spark's SQL: DuckDB's
+    ``CAST("d" AS VARCHAR)`` inside ``F.expr`` is a string literal's to Spark, every row the text 'd'
+    (ninety-eighth round). Any other is told the query that made it, in DuckDB's SQL: an Arrow table
+    holding a UHUGEINT's export stores -2^127, which a cast of the table would write as that text."""
+    cast = exp.cast(q.col(name), exp.DataType.build("VARCHAR"))
+    if mending.is_spark(kind):
+        return mending.mended(kind, name, cast, "", "")
+    return f"where the table is made (CAST({q.ident(name).sql('duckdb')} AS VARCHAR) in the query that makes it)"
 
 
 def _decimals(engine: Engine, relation: exp.Expression) -> list[_Decimals]:

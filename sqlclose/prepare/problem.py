@@ -507,12 +507,30 @@ def _fix_text(fix: str, name: str, kind: str) -> str:
 
 
 def float_spellings(engine: Engine, source: exp.Expression, name: str,
-                    kind: str = mending.QUERY) -> tuple[str, str] | None:
+                    kinds: Sequence[str] = (mending.QUERY,)) -> tuple[str, str] | None:
     """Two spellings of one value a floating-point column holds (-0.0 beside 0.0, NaN beside -NaN,
-    or one the engine's grouping changes), said for a message, with the fix in the SQL of a source of
-    ``kind``; None when none. One pass over the column."""
+    or one the engine's grouping changes), said for a message, and where and how to normalize it in
+    each table ``source`` reads, a source of each of ``kinds`` (``Opened.kind``: check's table and its
+    reference), as that source takes it: ``in … (e.g. …)``; None when none. One pass over the column.
+    A file or query is told the expression (in the table checked); a DataFrame, an Arrow table, a
+    relation, a caller's table were told it too, which none of them runs (ninety-eighth round)."""
     spellings = _float_spellings(engine, source, name)
-    return None if spellings is None else (spellings[0], _fix_text(spellings[1], name, kind))
+    if spellings is None:
+        return None
+    held, fix = spellings
+    if len(set(kinds)) == 1:
+        return held, _normalized_in(kinds[0], name, fix, "the table checked")
+    roles = ("the table checked", "the reference")
+    return held, ", and ".join(_normalized_in(kind, name, fix, role) + ("" if kind == mending.QUERY else f" for {role}")
+                               for kind, role in zip(kinds, roles))
+
+
+def _normalized_in(kind: str, name: str, fix: str, table: str) -> str:
+    """Where and how check's ``table`` of ``kind`` normalizes a float column: a file's or a query's in the
+    table itself (check takes no [source] query beside a file), any other as anonymize tells it."""
+    if kind == mending.QUERY:
+        return f"in {table} (e.g. {_fix_text(fix, name, kind)})"
+    return _in_the_source(kind, name, fix)
 
 
 def _float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:

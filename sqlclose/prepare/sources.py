@@ -13,6 +13,8 @@ import codecs
 import csv
 import dataclasses
 import glob as globbing
+import io
+import os
 import re
 import secrets
 from collections.abc import Callable
@@ -47,11 +49,12 @@ from sqlclose.model.spec import (
     suffix_kind,
     table_parts,
 )
-from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
+from sqlclose.model.text import agreeing, counted, named, refuse_undecodable_path, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
     header_quote_problem,
+    header_with_quoted_break,
     invalid_state_problem,
     query_editor_lines,
     unterminated_quote_problem,
@@ -152,7 +155,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     past it fails inside the engine wherever it is read (``decimal_digits``)."""
     opened = _opened(source, engine, options, released)
     try:
-        refuse_decimals_past_precision(opened.engine, opened.relation, opened.label)
+        refuse_decimals_past_precision(opened.engine, opened.relation, opened.label, opened.kind)
     except BaseException:
         if opened.engine is not engine:  # made here (a caller's connection: its cursor alone)
             opened.engine.close()
@@ -160,14 +163,22 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     return opened
 
 
+_RENAME = "rename it (or the folder holding it) in UTF-8"
+
+
 def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
             released: Callable[[str], bool] | None) -> Opened:
     options = options or FileRead()
     if engine is not None:
         engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
+    if isinstance(source, bytes):  # a path as the OS gives one (os.listdir of bytes, os.fsencode)
+        source = os.fsdecode(source)
     if isinstance(source, (str, Path)):  # "~" is the home folder, as in a spec (DuckDB would expand it alone)
+        refuse_undecodable_path(source, "cannot read the source", _RENAME)
         source = _source_for_path(Path(source).expanduser(), options)
     if isinstance(source, Source):
+        if source.path is not None:
+            refuse_undecodable_path(source.path, "cannot read the source", _RENAME)
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):
         return _open_relation(source, engine, released)
@@ -968,6 +979,11 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     """Read the header line (only it) of each file: the column names as written — DuckDB would
     rename a repeated one (ssn → ssn_1) — and the delimiter, given or told by the header."""
     headers = [_header_line(f, read.encoding) for f in files]
+    # A header whose quoted name holds a line break is read whole, the file with the ending after it
+    broken = [header_with_quoted_break(f, read.encoding) for f in files]
+    headers = [line if found is None else found[0] for line, found in zip(headers, broken)]
+    endings = {found[1] if found else None for found in broken}
+    new_line = endings.pop() if len(endings) == 1 else None  # files of one source ending alike, or unsaid
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
     # Spaces around a name are no part of it, as DuckDB's own reader takes a header (' age ' is age); a
@@ -977,7 +993,7 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         problem = header_quote_problem(f, line, read.encoding, delimiter) if len(delimiter) == 1 else None
         if problem is not None:  # Python's csv reader would make names of it, and DuckDB's find no rows
             raise InputError(f"cannot read {f}: {problem}")
-        fields = [spelled.get(h.strip(), h.strip()) for h in next(csv.reader([line], delimiter=delimiter))]
+        fields = [spelled.get(h.strip(), h.strip()) for h in _header_fields(line, delimiter)]
         if len(fields) == 1 and any(d in line for d in CSV_DELIMITERS if d != delimiter):
             seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
             fix = f"pass --delimiter {seen!r}" if read.checked else f"set [source] delimiter = {seen!r}"  # check's own
@@ -998,7 +1014,13 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         # one's): else it may be a first row of data (``problem.shows_columns``).
         told = missing_column(unknown[0], names, str(read.path), [*read.types, *read.numeric])
         raise DataError(f"[source] types: {told}; correct the name or remove it from types")
-    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names))
+    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line)
+
+
+def _header_fields(line: str, delimiter: str) -> list[str]:
+    """The fields of the header record ``line``, a quoted field's line break kept in its name (a
+    one-item list of text refused it: "new-line character seen in unquoted field")."""
+    return next(csv.reader(io.StringIO(line, newline=""), delimiter=delimiter), [])
 
 
 _COMPRESSED = {b"\x1f\x8b\x08": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}  # each format's first bytes (magic)
@@ -1101,7 +1123,7 @@ def _encoding_advice(encoding: str) -> str:
 
 def _header_delimiter(line: str) -> str:
     """The candidate that splits the header (quotes respected) into the most fields; ',' on ties."""
-    return max(CSV_DELIMITERS, key=lambda d: (len(next(csv.reader([line], delimiter=d))), d == ","))
+    return max(CSV_DELIMITERS, key=lambda d: (len(_header_fields(line, d)), d == ","))
 
 
 _FIELDS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.model import text
 from sqlclose.model.file_stamps import Stamp, stamp_of
 from sqlclose.model.own_files import has_duckdb_header, is_html_page, is_report_file, unreadable_report
 from sqlclose.model.spec import default_report_path
-from sqlclose.model.text import counted
 
 
 def overwrite_given(value: object) -> bool:
@@ -118,16 +118,10 @@ _HIDDEN_EXTRA = {"output": _HIDDEN + len("committed"), "report": _HIDDEN + len("
 
 
 def refuse_undecodable_path(path: Path) -> None:
-    """An output path holding bytes that are no UTF-8 (a folder named in Latin-1: Python keeps such a
-    byte as a lone surrogate, ``\\udcff``), which the engine writing the release takes as UTF-8 text:
-    DuckDB failed after the whole search, told as a value it could not convert (exit 1, a bug: the
-    ninety-eighth round). Told before the search."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"the output path {path} is not valid UTF-8 (a byte of another encoding is shown as "
-                         "\\udcXX): the engine writing the release takes its path as UTF-8 text; give a path "
-                         "named in UTF-8") from None
+    """An output path that is no UTF-8 (``text.refuse_undecodable_path``): DuckDB failed after the
+    whole search, told as a value it could not convert (exit 1, a bug: the ninety-eighth round).
+    Told before the search."""
+    text.refuse_undecodable_path(path, "cannot write the output path", "give a path named in UTF-8")
 
 
 def refuse_long_names(path: Path, report: Path, table: str | None = None) -> None:
@@ -192,7 +186,7 @@ def refuse_foreign_folder(folder: Path) -> None:
         return
     foreign = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() != ".parquet")
     if foreign:
-        others = f" and {counted(len(foreign) - 1, 'other file')}" if len(foreign) > 1 else ""
+        others = f" and {text.counted(len(foreign) - 1, 'other file')}" if len(foreign) > 1 else ""
         what = "that are not Parquet files" if len(foreign) > 1 else "that is not a Parquet file"
         them = "them" if len(foreign) > 1 else "it"
         raise OutputExistsError(f"the output folder {folder} holds {foreign[0].relative_to(folder)}{others} {what}: "
