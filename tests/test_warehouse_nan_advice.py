@@ -16,11 +16,11 @@ import re
 import pytest
 import sqlglot
 from sqlglot import exp
+from test_warehouse_histogram_checks import QIS, _export, _spec, sqlclose, warehouse  # noqa: F401 - the fixture
+from test_warehouse_postgres import postgres  # noqa: F401 - the fixture is used
 
 from sqlclose.model import mending
 from sqlclose.prepare.problem import minus_zero_made_zero
-from test_warehouse_histogram_checks import QIS, _export, _spec, sqlclose, warehouse  # noqa: F401 - the fixture
-from test_warehouse_postgres import postgres  # noqa: F401 - the fixture is used
 
 SPEC = "[privacy]\nk = 2\n" + QIS
 # Two rows' zip written as NaN with and without a minus sign: one number, two texts
