@@ -91,6 +91,8 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             if columns != list(expected_columns):
                 return ReleaseFigures(columns)
             sizes = _class_figures(engine, relation, qis)
+            read = _read_as_values(engine, relation, read_labels or {})
+            level_labels = _leaves_as_read(engine, relation, level_labels, read)
             labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown)
                       for name in qis}
             if several_levels:
@@ -99,7 +101,6 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             counted = _rows_by_label(engine, relation, [name for name in qis if name in label_rows])
             labels = {name: replace(f, rows_by_label=counted[name]) if name in counted else f
                       for name, f in labels.items()}
-            read = _read_as_values(engine, relation, read_labels or {})
             held = {name: _values_among(engine, relation, name, texts) for name, texts in read.items()}
             return ReleaseFigures(columns, labels=labels, labels_read=read, labels_held=held, **sizes)
         finally:
@@ -134,6 +135,23 @@ def _read_as_values(engine: Engine, relation: exp.Expression,
         read = [row[f"l{i}"] for i in range(len(texts))]
         if None not in read:
             out[name] = read
+    return out
+
+
+def _leaves_as_read(engine: Engine, relation: exp.Expression, level_labels: Mapping[str, LevelLabels],
+                    read: Mapping[str, list[str]]) -> Mapping[str, LevelLabels]:
+    """``level_labels`` with the leaves of each column of ``read`` (a warehouse's, released as it is and
+    held as values in the file: ``_read_as_values``) read as the file's values too: a hierarchy's leaves
+    are the warehouse's text ('1' and 'NaN' from Postgres, '2.9E1' from Trino), a faithful Parquet
+    export holds 1.0, NaN, 29.0, and its level was refused as 'not labels of that level' (ninety-ninth
+    round). A column a leaf of which does not cast keeps its leaves as written."""
+    out = dict(level_labels)
+    for name in read:
+        levels = level_labels.get(name)
+        if isinstance(levels, Mapping) and levels.get(0):
+            leaves = _read_as_values(engine, relation, {name: levels[0]}).get(name)
+            if leaves is not None:
+                out[name] = {**levels, 0: leaves}
     return out
 
 

@@ -89,10 +89,14 @@ def source_sql(kind: str, sql: str | exp.Expression) -> str:
     table, in DuckDB's for the others (a relation, a view, a [source] query); text as it is. DuckDB's
     text inside ``F.expr`` was a string literal's to Spark (``"zip"['code']``), its list items
     counted from 1 (review of the ninety-seventh round); a warehouse's, when named, in its own."""
-    if isinstance(sql, str):
-        return sql
+    return sql if isinstance(sql, str) else sql.sql(dialect=dialect_of(kind))
+
+
+def dialect_of(kind: str) -> str:
+    """The SQL dialect a source of ``kind`` is changed in (``source_sql``): Spark's for a Spark
+    DataFrame or table, a warehouse's own when the spec names it, DuckDB's for the others."""
     if is_spark(kind):
-        return sql.sql(dialect="spark")
+        return "spark"
     if is_warehouse(kind) and ":" in kind:
-        return sql.sql(dialect=kind.split(":", 1)[1])
-    return sql.sql(dialect="duckdb")
+        return kind.split(":", 1)[1]
+    return "duckdb"

@@ -482,17 +482,33 @@ def _in_the_source(kind: str, name: str, fix: str = MINUS_ZERO) -> str:
 def _fix_sql(fix: str, name: str, kind: str) -> tuple[exp.Expression, str]:
     """``fix`` (``MINUS_ZERO`` or ``NAN``) for column ``name`` as a tree the SQL of a source of ``kind``
     runs (``mending.source_sql`` renders it, the name quoted as that SQL quotes one: a name with a
-    space, unquoted, made a statement that did not run), and what it does. Spark's ``+ 0`` keeps a
-    FLOAT a FLOAT (``+ 0.0``, a DECIMAL to Spark, made it a DOUBLE); Spark has no ``isfinite``."""
+    space, unquoted, made a statement that did not run), and what it does. -0.0 is made 0.0 by adding a
+    zero of the narrowest float, which keeps a 4-byte float one and a double a double: Postgres's
+    ``real + 0.0`` and Spark's (ANSI mode, Spark 4's default) ``FLOAT + 0`` or ``+ 0.0`` are doubles,
+    whose text of the value is another (0.1 written 0.10000000149011612); DuckDB's ``+ 0.0`` keeps it."""
     column = exp.column(name, quoted=True)
-    spark = mending.is_spark(kind)
     if fix == MINUS_ZERO:
-        zero = exp.Literal.number(0 if spark else "0.0")
+        duckdb = mending.dialect_of(kind) == "duckdb"
+        zero = exp.Literal.number("0.0") if duckdb else exp.cast(exp.Literal.number(0), "FLOAT")
         return exp.Add(this=column, expression=zero), "turns -0.0 into 0.0"
-    kept = exp.Not(this=_call("isnan", column)) if spark else \
-        exp.or_(_call("isfinite", column), _call("isinf", column.copy()))
+    kept = _not_nan(column, mending.dialect_of(kind))
     return (exp.Case(ifs=[exp.If(this=kept, true=column.copy())]),
             "makes NaN NULL, with nulls = \"drop\" or a null_value for the column")
+
+
+def _not_nan(column: exp.Expression, dialect: str) -> exp.Expression:
+    """True where ``column`` holds a number other than NaN (NULL where NULL), in ``dialect``'s own words:
+    a warehouse histogram's advice was DuckDB's ``isfinite``, which none of the others has (ninety-ninth
+    round). Postgres and Snowflake compare every NaN equal to 'NaN' (a literal taking the column's type);
+    BigQuery and Trino say ``is_nan``, Spark ``isnan``; DuckDB's ISNAN may be folded to false over a
+    Parquet file (``DuckDBEngine.is_nan``), so there it is finite or infinite."""
+    if dialect in ("postgres", "snowflake"):
+        return exp.NEQ(this=column, expression=exp.Literal.string("NaN"))
+    if dialect in ("bigquery", "trino"):
+        return exp.Not(this=_call("IS_NAN", column))
+    if dialect == "spark":
+        return exp.Not(this=_call("isnan", column))
+    return exp.or_(_call("isfinite", column), _call("isinf", column.copy()))
 
 
 def _call(function: str, column: exp.Expression) -> exp.Expression:
