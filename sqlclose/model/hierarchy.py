@@ -35,7 +35,15 @@ from sqlclose.model.mending import QUERY, is_warehouse
 from sqlclose.model.missing_values import is_missing, refuse_missing_key, refuse_missing_label, refuse_missing_leaf
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import (
-    NAMED_IN_UTF8, RENAME_IN_UTF8, clipped, counted, read_utf8, refuse_undecodable_path, shown, special_file, type_name,
+    NAMED_IN_UTF8,
+    RENAME_IN_UTF8,
+    clipped,
+    counted,
+    read_utf8,
+    refuse_undecodable_path,
+    shown,
+    special_file,
+    type_name,
     unexpanded_hint,
 )
 

@@ -50,7 +50,13 @@ from sqlclose.model.spec import (
     table_parts,
 )
 from sqlclose.model.text import (
-    RENAME_IN_UTF8, agreeing, counted, named, refuse_undecodable_path, special_file, unexpanded_hint,
+    RENAME_IN_UTF8,
+    agreeing,
+    counted,
+    named,
+    refuse_undecodable_path,
+    special_file,
+    unexpanded_hint,
 )
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
