@@ -929,27 +929,22 @@ class DuckDBEngine(Engine):
         """One file ``part-0.parquet`` (DuckDB keeps the query's order in it, and writes it in
         parallel: ``rows`` is not needed), or with ``partition_by`` one per partition folder:
         deterministic names, byte-reproducible output."""
-        options = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+        query = self._arrays_as_lists(query, params)
+        if partition_by and self.caller is not None:  # the caller's database: its threads are the caller's
+            self._copy_partitioned_apart(query, params, partition_by, path)
+            return
         if partition_by:
-            columns = exp.Tuple(expressions=[exp.to_identifier(c, quoted=True) for c in partition_by])
-            options += [exp.CopyParameter(this=exp.var("PARTITION_BY"), expression=columns),
-                        exp.CopyParameter(this=exp.var("FILENAME_PATTERN"),
-                                          expression=exp.Placeholder(this=str(len(params) + 2)))]
             target, extra = str(path), ["part-{i}"]
         else:
             path.mkdir()
             target, extra = str(path / "part-0.parquet"), []
-        query = self._arrays_as_lists(query, params)
-        if partition_by and self.caller is not None:  # the caller's database: its threads are the caller's
-            self._copy_partitioned_apart(query, params, options, path)
-            return
         copy = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
-                        params=options)
+                        params=_parquet_options(partition_by, len(params) + 2))
         with self._one_thread(bool(partition_by)):
             self.execute(copy, [*params, target, *extra])
 
-    def _copy_partitioned_apart(self, query: exp.Expression, params: Sequence[Any],
-                                options: list[exp.CopyParameter], path: Path) -> None:
+    def _copy_partitioned_apart(self, query: exp.Expression, params: Sequence[Any], partition_by: Sequence[str],
+                                path: Path) -> None:
         """A partitioned COPY on one thread without touching a caller's database: ``SET threads``
         is the database's, so ``_one_thread`` ran the caller's other cursors (another thread of the
         caller's) on one thread meanwhile, and put back the number it had read over a ``SET
@@ -960,14 +955,12 @@ class DuckDBEngine(Engine):
         same order through the same writer: the files' bytes are those ``_one_thread``'s COPY writes."""
         ordered = path.with_name(path.name + "-sort")  # .NAME.sqlclose-PID-TOKEN.tmp-sort: a dead run's goes
         first = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
-                         params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))])
+                         params=_parquet_options(()))
         self.execute(first, [*params, str(ordered)])
         read = exp.select(exp.Star()).from_(exp.Anonymous(this="read_parquet", expressions=[
             exp.Placeholder(this="1")]))
-        second = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
-                          params=[*(o.copy() for o in options[:-1]), exp.CopyParameter(
-                              this=exp.var("FILENAME_PATTERN"), expression=exp.Placeholder(this="3"))])
-        sql = second.sql("duckdb")
+        sql = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
+                       params=_parquet_options(partition_by, 3)).sql("duckdb")
         settings = {"threads": 1, "memory_limit": self._setting("memory_limit"),
                     **({"temp_directory": spill} if (spill := self._temp_directory()) else {})}
         try:
@@ -1466,6 +1459,17 @@ def _cursor_of(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnecti
 # which table a name means, which file a view's relative path reads, a TIMESTAMPTZ's dates.
 _SESSION_SETTINGS = ["search_path", "file_search_path", "TimeZone", "Calendar"]
 DATING_SETTINGS = ("TimeZone", "Calendar")  # those of them that date a TIMESTAMP WITH TIME ZONE
+
+
+def _parquet_options(partition_by: Sequence[str], pattern: int = 0) -> list[exp.CopyParameter]:
+    """A Parquet COPY's options; with ``partition_by``, its Hive folders, and the files' names from
+    the ``pattern``-th parameter (``part-{i}``: deterministic)."""
+    options = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+    if partition_by:
+        columns = exp.Tuple(expressions=[exp.to_identifier(c, quoted=True) for c in partition_by])
+        options += [exp.CopyParameter(this=exp.var("PARTITION_BY"), expression=columns),
+                    exp.CopyParameter(this=exp.var("FILENAME_PATTERN"), expression=exp.Placeholder(this=str(pattern)))]
+    return options
 
 
 def _session_setting(name: str) -> exp.Set:
