@@ -141,3 +141,41 @@ def test_a_run_killed_placing_through_a_link_is_rolled_back_where_it_placed(tmp_
     assert following.returncode == 3, following.stderr
     assert (real.read_bytes(), (d / "out.parquet.report.json").read_bytes()) == previous
     assert os.readlink(d / "out.parquet") == str(real) and _hidden(d) == [] and _hidden(real.parent) == []
+
+
+WAREHOUSE_SPEC = """
+[source]
+format = "warehouse"
+table = "people"
+columns = ["g", "s"]
+[privacy]
+k = 2
+[quasi_identifiers.g]
+tree = { all = ["a", "b"] }
+[sensitive.s]
+distinct_l = 2
+"""
+
+
+def test_a_release_query_path_that_is_a_link_is_written_through_it(tmp_path):
+    """The warehouse path (`--histogram … --output release.sql`) places its query as a file is placed:
+    through the link, its report and verification query beside the link."""
+    import sqlclose
+
+    spec = tmp_path / "w.toml"
+    spec.write_text(WAREHOUSE_SPEC)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'y'), ('b', 'x'), ('b', 'y')) t(g, s)")
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec, 'duckdb')}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+    (tmp_path / "elsewhere").mkdir()
+    real = tmp_path / "elsewhere" / "real.sql"
+    real.write_bytes(OLD)
+    (tmp_path / "release.sql").symlink_to(real)
+    done = invoke("anonymize", spec, "--histogram", tmp_path / "h.parquet", "--dialect", "duckdb",
+                  "-o", tmp_path / "release.sql", "--overwrite", "-q")
+    assert done.exit_code == 0, done.output
+    assert os.readlink(tmp_path / "release.sql") == str(real)
+    report = json.loads((tmp_path / "release.sql.report.json").read_text())
+    assert report["output"]["sha256"] == hashlib.sha256(real.read_bytes()).hexdigest() and OLD not in real.read_bytes()
+    assert sorted(con.execute(real.read_text()).fetchall()) == [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]
+    assert (tmp_path / "release.verify.sql").is_file() and sorted(p.name for p in real.parent.iterdir()) == ["real.sql"]
