@@ -929,20 +929,53 @@ class DuckDBEngine(Engine):
         """One file ``part-0.parquet`` (DuckDB keeps the query's order in it, and writes it in
         parallel: ``rows`` is not needed), or with ``partition_by`` one per partition folder:
         deterministic names, byte-reproducible output."""
-        options = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+        query = self._arrays_as_lists(query, params)
+        if partition_by and self.caller is not None:  # the caller's database: its threads are the caller's
+            self._copy_partitioned_apart(query, params, partition_by, path)
+            return
         if partition_by:
-            columns = exp.Tuple(expressions=[exp.to_identifier(c, quoted=True) for c in partition_by])
-            options += [exp.CopyParameter(this=exp.var("PARTITION_BY"), expression=columns),
-                        exp.CopyParameter(this=exp.var("FILENAME_PATTERN"),
-                                          expression=exp.Placeholder(this=str(len(params) + 2)))]
             target, extra = str(path), ["part-{i}"]
         else:
             path.mkdir()
             target, extra = str(path / "part-0.parquet"), []
-        copy = exp.Copy(this=self._arrays_as_lists(query, params).subquery(), kind=False,
-                        files=[exp.Placeholder(this=str(len(params) + 1))], params=options)
+        copy = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
+                        params=_parquet_options(partition_by, len(params) + 2))
         with self._one_thread(bool(partition_by)):
             self.execute(copy, [*params, target, *extra])
+
+    def _copy_partitioned_apart(self, query: exp.Expression, params: Sequence[Any], partition_by: Sequence[str],
+                                path: Path) -> None:
+        """A partitioned COPY on one thread without touching a caller's database: ``SET threads``
+        is the database's, so ``_one_thread`` ran the caller's other cursors (another thread of the
+        caller's) on one thread meanwhile, and put back the number it had read over a ``SET
+        threads`` the caller made meanwhile (ninety-ninth round). The release is written once, in
+        its order, to one Parquet file beside the folder (a plain COPY keeps the query's order, on
+        every thread); a private in-memory database on one thread reads that file in its order and
+        writes the partitions, dating a TIMESTAMPTZ folder as our session does. The same rows in the
+        same order through the same writer: the files' bytes are those ``_one_thread``'s COPY writes."""
+        ordered = path.with_name(path.name + "-sort")  # .NAME.sqlclose-PID-TOKEN.tmp-sort: a dead run's goes
+        first = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
+                         params=_parquet_options(()))
+        self.execute(first, [*params, str(ordered)])
+        read = exp.select(exp.Star()).from_(exp.Anonymous(this="read_parquet", expressions=[
+            exp.Placeholder(this="1")]))
+        sql = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
+                       params=_parquet_options(partition_by, 3)).sql("duckdb")
+        settings = {"threads": 1, "memory_limit": self._setting("memory_limit"),
+                    **({"temp_directory": spill} if (spill := self._temp_directory()) else {})}
+        try:
+            apart = duckdb.connect(config=settings)
+            try:
+                for name, value in self.dating().items():
+                    apart.execute(_session_setting(name).sql("duckdb"), [value])
+                with _interruptible():
+                    apart.execute(sql, [self._literal(ordered), str(path), "part-{i}"])
+            finally:
+                apart.close()
+        except duckdb.Error as e:
+            raise self.wrapped_error(e, sql) from None
+        finally:
+            ordered.unlink(missing_ok=True)
 
     @contextmanager
     def _one_thread(self, needed: bool) -> Iterator[None]:
@@ -1112,8 +1145,7 @@ class DuckDBEngine(Engine):
         return self._texts_renamed(texts, pairs, exp.Cast(this=instant, to=exp.DataType.build("VARCHAR")), utc=True)
 
     def _set_session(self, name: str, value: str) -> None:
-        assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
-        self.execute(exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")]), [value])
+        self.execute(_session_setting(name), [value])
 
     @property
     def read_only(self) -> bool:
@@ -1427,6 +1459,23 @@ def _cursor_of(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnecti
 # which table a name means, which file a view's relative path reads, a TIMESTAMPTZ's dates.
 _SESSION_SETTINGS = ["search_path", "file_search_path", "TimeZone", "Calendar"]
 DATING_SETTINGS = ("TimeZone", "Calendar")  # those of them that date a TIMESTAMP WITH TIME ZONE
+
+
+def _parquet_options(partition_by: Sequence[str], pattern: int = 0) -> list[exp.CopyParameter]:
+    """A Parquet COPY's options; with ``partition_by``, its Hive folders, and the files' names from
+    the ``pattern``-th parameter (``part-{i}``: deterministic)."""
+    options = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+    if partition_by:
+        columns = exp.Tuple(expressions=[exp.to_identifier(c, quoted=True) for c in partition_by])
+        options += [exp.CopyParameter(this=exp.var("PARTITION_BY"), expression=columns),
+                    exp.CopyParameter(this=exp.var("FILENAME_PATTERN"), expression=exp.Placeholder(this=str(pattern)))]
+    return options
+
+
+def _session_setting(name: str) -> exp.Set:
+    """``SET SESSION "name" = $1``."""
+    assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
+    return exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")])
 
 
 def _session(con: duckdb.DuckDBPyConnection) -> tuple[str, str, dict[str, str]]:

@@ -34,7 +34,18 @@ from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.mending import QUERY, is_warehouse
 from sqlclose.model.missing_values import is_missing, refuse_missing_key, refuse_missing_label, refuse_missing_leaf
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
-from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
+from sqlclose.model.text import (
+    NAMED_IN_UTF8,
+    RENAME_IN_UTF8,
+    clipped,
+    counted,
+    read_utf8,
+    refuse_undecodable_path,
+    shown,
+    special_file,
+    type_name,
+    unexpanded_hint,
+)
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -179,6 +190,7 @@ class Hierarchy:
         """Read an ARX-format hierarchy file: one ``leaf;level1;…;top`` line per leaf. ``option``:
         the command-line option that gave the delimiter (``--delimiter``), which a hint about the
         delimiter then names instead of the spec's ``delimiter = "…"``."""
+        refuse_undecodable_path(path, "cannot read the hierarchy file", RENAME_IN_UTF8, NAMED_IN_UTF8, HierarchyError)
         path = Path(path)
         if len(delimiter) != 1:  # one character, as CSV's: a longer one would split nothing as meant
             raise HierarchyError(f"hierarchy file {path}: the delimiter must be one character, not {delimiter!r}; "

@@ -41,12 +41,15 @@ from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
 from sqlclose.model.text import (
+    NAMED_IN_UTF8,
+    RENAME_IN_UTF8,
     SHOWN_CHARACTERS,
     clipped,
     escaped_breaks,
     file_sha256,
     not_finite,
     read_utf8,
+    refuse_undecodable_path,
     shown,
 )
 from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float, typed
@@ -1296,6 +1299,7 @@ def load_spec(path: str | os.PathLike[str] | dict[str, Any] | Spec) -> Spec:
         raise SpecError(f"load_spec takes a TOML file's path, a dict or a sqlclose.Spec, not "
                         f"{type(path).__name__}")
     _refuse_text_for_a_path(path)
+    refuse_undecodable_path(path, "cannot read the spec file", RENAME_IN_UTF8, NAMED_IN_UTF8, SpecError)
     path = Path(path).expanduser()
     try:
         if path.is_dir():

@@ -123,18 +123,34 @@ def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
         raise error(f"{what} is not UTF-8 text (line {line}, byte {offset}); re-save it as UTF-8") from None
 
 
-def refuse_undecodable_path(path: str | PurePath, told: str, fix: str) -> None:
+ENGINE_READS_UTF8 = "the engine takes a path as UTF-8 text"
+RENAME_IN_UTF8 = "rename it (or the folder holding it) in UTF-8"
+NAMED_IN_UTF8 = "sqlclose names the files it reads (in messages, in the report) as UTF-8 text"
+
+
+def refuse_undecodable_path(path: str | PurePath, told: str, fix: str, why: str = ENGINE_READS_UTF8,
+                            error: type[InputError] = InputError) -> None:
     """A path holding bytes that are no UTF-8 (a name in Latin-1: Python keeps such a byte as a lone
-    surrogate, ``\\udce9``), which the engine takes as UTF-8 text: refused as ``told`` ("cannot read
-    the source"), its bytes escaped (``in\\xe9.csv``), with ``fix``. Unsaid, DuckDB failed after the
-    whole search on an output path (exit 1, a bug), and Python's codec's words refused a source's
-    (``'utf-8' codec can't encode``: the ninety-eighth round)."""
+    surrogate, ``\\udce9``), which the engine takes as UTF-8 text (``why``): refused as ``told``
+    ("cannot read the source"), its bytes escaped (``in\\xe9.csv``), with ``fix``. Unsaid, DuckDB failed
+    after the whole search on an output path (exit 1, a bug), and Python's codec's words refused a
+    source's (``'utf-8' codec can't encode``: the ninety-eighth round). A spec's and a hierarchy's
+    name (files Python reads) reached messages as ``\\udcff`` and the report as a lone surrogate, which
+    is no Unicode text (the ninety-ninth round): they are refused alike, ``why`` saying so."""
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
-        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-        raise InputError(f"{told} {shown}: its name is not UTF-8 (a byte of another encoding is shown as \\xNN), "
-                         f"and the engine takes a path as UTF-8 text: {fix}") from None
+        raise error(f"{told} {undecodable_shown(path)}: its name is not UTF-8 (a byte of another encoding is "
+                    f"shown as \\xNN), and {why}: {fix}") from None
+
+
+def undecodable_shown(path: str | PurePath) -> str:
+    """A path as its bytes spell it, a byte that is no UTF-8 escaped (``in\\xe9.csv``, not Python's
+    ``in\\udce9.csv``)."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name's byte gives (a dict's "\\ud800"): as written
+        return str(path).encode("utf-8", "backslashreplace").decode("ascii")
 
 
 def special_file(path: Path) -> str | None:

@@ -49,7 +49,15 @@ from sqlclose.model.spec import (
     suffix_kind,
     table_parts,
 )
-from sqlclose.model.text import agreeing, counted, named, refuse_undecodable_path, special_file, unexpanded_hint
+from sqlclose.model.text import (
+    RENAME_IN_UTF8,
+    agreeing,
+    counted,
+    named,
+    refuse_undecodable_path,
+    special_file,
+    unexpanded_hint,
+)
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
@@ -163,9 +171,6 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     return opened
 
 
-_RENAME = "rename it (or the folder holding it) in UTF-8"
-
-
 def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
             released: Callable[[str], bool] | None) -> Opened:
     options = options or FileRead()
@@ -174,11 +179,11 @@ def _opened(source: SourceLike, engine: Engine | None, options: FileRead | None,
     if isinstance(source, bytes):  # a path as the OS gives one (os.listdir of bytes, os.fsencode)
         source = os.fsdecode(source)
     if isinstance(source, (str, Path)):  # "~" is the home folder, as in a spec (DuckDB would expand it alone)
-        refuse_undecodable_path(source, "cannot read the source", _RENAME)
+        refuse_undecodable_path(source, "cannot read the source", RENAME_IN_UTF8)
         source = _source_for_path(Path(source).expanduser(), options)
     if isinstance(source, Source):
         if source.path is not None:
-            refuse_undecodable_path(source.path, "cannot read the source", _RENAME)
+            refuse_undecodable_path(source.path, "cannot read the source", RENAME_IN_UTF8)
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):
         return _open_relation(source, engine, released)

@@ -42,9 +42,11 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     ``suffixes``: the ones the output may have (a release's format and suffix are ``writers.Target``'s
     check). ``replacing``: the pair at the paths is one found and judged this spec's own (--force),
     whose placing refuses it changed."""
-    for target in (path, report):
+    for target in (path, report, placed_at(path)):
         refuse_blocked_folder(target)
     refuse_long_names(path, report)
+    if placed_at(path) != path:  # its temporary files go beside the file the link names
+        refuse_long_names(placed_at(path), report)
     if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     folder = kind == "parquet-folder"
@@ -72,9 +74,37 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
         if target is report and not replacing and target.exists():
             refuse_foreign_report(target)
+    refuse_orphaned_report(path, report)
     if suffixes is not None and not folder and path.suffix.lower() not in suffixes:
         raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
+
+
+def placed_at(path: Path) -> Path:
+    """Where a release given ``path`` is placed: the file (or folder) a symbolic link there names,
+    the link kept, as ``cp`` and a shell's ``>`` write through a link; else ``path``. Placing renamed
+    the release over the link itself: the link was gone, and the file it named kept the old
+    release (ninety-ninth round). Its temporary files and journal lie beside that file, in its
+    folder (a rename never crosses file systems). A link to nothing is refused before the search
+    (``refuse_unplaceable``), but resolved here all the same: a run killed while placing set the
+    named file aside, and the next one settles that move where it was made."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def refuse_orphaned_report(path: Path, report: Path) -> None:
+    """A link's target written through (``placed_at``) whose own report lies beside it: the new
+    report goes beside the link, and the target's, left in place, would vouch for a file no longer
+    there. Refused, naming both ways to keep one report per file."""
+    placed = placed_at(path)
+    own = default_report_path(placed)
+    if placed == path or not placed.exists() or same(own, report) or not _holds_report(
+            own, "the report beside the file the output's link names", "a release written through the link "
+            "would leave it describing a file no longer there", "name that file itself"):
+        return
+    raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, a release whose report {own} "
+                            "lies beside it: this release's report goes beside the link, and that one would be left "
+                            f"describing a file no longer there: name {placed} itself as the output (its report is "
+                            f"replaced with it), or give this release that report path (--report {own})")
 
 
 def refuse_foreign_report(report: Path) -> None:
@@ -241,7 +271,7 @@ def folder_releases_around(path: Path) -> list[tuple[Path, str]]:
 def _folders_above(path: Path) -> list[Path]:
     """The folders above ``path`` as written, then each of them resolved with the folders above that:
     every name under which a release's folder and its report beside it may be found."""
-    written = list(Path(os.path.abspath(path)).parents)
+    written = list(dict.fromkeys([*Path(os.path.abspath(path)).parents, *Path(os.path.realpath(path)).parents]))
     resolved = [level for folder in written for level in (Path(os.path.realpath(folder)),
                                                              *Path(os.path.realpath(folder)).parents)]
     return list(dict.fromkeys(written + resolved))

@@ -208,7 +208,8 @@ class WarehouseRelease(Release):
             # The verification file is placed with the pair, and rolled back with it: a report
             # never names a verification file that is not its own.
             with placing.folders_undone_on_failure(path, report_path), \
-                    placing.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
+                    placing.Transaction(files.placed_at(path), report_path, overwrite,
+                                        companions=(verify,)) as txn:
                 txn.data.write_text(_salted(self.release_sql()), encoding="utf-8")
                 files.fsync(txn.data)
                 with writing_file(verify):

@@ -116,14 +116,15 @@ class Writer(ABC):
         """Write, verify from what was written, place with the report; return the report."""
 
     def data_file(self, target: Target) -> Path:
-        """The file (or folder) the release is written beside, named when its write fails."""
-        return target.path
+        """The file (or folder) the release is placed at (a symlink's target, the link kept:
+        ``files.placed_at``), named when its write fails."""
+        return files.placed_at(target.path)
 
     def recover(self, target: Target) -> None:
         """Settle a run that died placing a release at ``target`` (its pair kept past its commit
         mark, else the previous pair put back), before this run's search: a run that then stops
         early must not leave the output path without its release."""
-        placing.recover_output(target.path, target.report)
+        placing.recover_output(self.data_file(target), target.report)
 
 
 class FileWriter(Writer):
@@ -138,7 +139,7 @@ class FileWriter(Writer):
     def write(self, release: Release, target: Target) -> dict:
         with release.query_for_write(self._dictionaries(target)) as (query, params):
             self._check(release, target, query, params)
-            with placing.Transaction(target.path, target.report, target.overwrite,
+            with placing.Transaction(self.data_file(target), target.report, target.overwrite,
                                    replacing=target.replacing) as txn:
                 started = time.perf_counter()
                 types = self._types(release, target, query, params)
@@ -453,9 +454,6 @@ class DuckDBTableWriter(Writer):
                              "that key would point at nothing): drop that key or its table first, or name another "
                              "table (--output-table)")
 
-    def data_file(self, target: Target) -> Path:
-        return _database_file(target)
-
     def recover(self, target: Target) -> None:
         """A dead run's half move and its temporaries, as for a file: its new database beside the
         old one (``.x.duckdb.sqlclose-PID-TOKEN.tmp``, its ``.wal``) is a copy of every table of the
@@ -463,14 +461,14 @@ class DuckDBTableWriter(Writer):
         run or a failing one left for as long as no run wrote (review of the ninety-sixth round).
         An earlier build's killed table run left no file beside the database: it is told by the
         database's leftover table at the write, its hidden reports kept until then."""
-        path = _database_file(target)
+        path = self.data_file(target)
         placing.recover_output(path, target.report, data_runs_only=True)
         database_file.remove_stale_lock(path)
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "duckdb")
         refuse_read_only(engine)
-        path = _database_file(target)
+        path = self.data_file(target)
         path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
         # Runs writing this database take turns from reading the old file to placing the new one:
         # each builds on the old file, and the one placing last would drop the other's table.
@@ -567,11 +565,6 @@ def _refuse_foreign_file(path: Path, target: Target) -> None:
         raise OutputExistsError(f"the output database {target.path} is not a DuckDB database (another program's "
                                 "file); sqlclose adds its release as a table of a DuckDB database, and replaces no "
                                 "other file: write it to another path")
-
-
-def _database_file(target: Target) -> Path:
-    """The file a database output replaces: a symlink's target, the link kept."""
-    return Path(os.path.realpath(target.path)) if target.path.is_symlink() else target.path
 
 
 def _refuse_missing_schema(target: Target) -> None:
