@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from functools import cache
 from datetime import date, timedelta
+from functools import cache
 from pathlib import Path
 
 import duckdb
