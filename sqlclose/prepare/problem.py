@@ -165,7 +165,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             fingerprint_key: str | None = None, *, counts: str | None = None,
             table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None,
             names_may_be_data: bool = True, source_kind: str = mending.QUERY,
-            given_path: Path | None = None) -> Problem:
+            given_path: Path | None = None, fingerprint: str | None = None) -> Problem:
     """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
     combination of QI and sensitive values, counts in that column), not the table's rows;
     ``table_columns``: then the columns of the table it counts, which decide what is released;
@@ -173,7 +173,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     (a banded one: the type decides its labels); ``source_kind``: the source's kind (``Opened.kind``),
     where the errors that advise changing a column say to change it (``model.mending``); ``given_path``:
     the path given in place of the spec's [source] (``Opened.given_path``), which the command an error
-    names to list a column's values reads."""
+    names to list a column's values reads; ``fingerprint``: the report's fingerprint when taken already
+    (a live source's, from the digest its change test took: ``api._prepared``), else taken here under
+    ``fingerprint_key``."""
     schema = engine.schema(source)
     # where the user changes a column: the source given, or the warehouse a histogram counts
     kind = mending.of_run(source_kind, histogram=counts is not None, dialect=_users_dialect(spec))
@@ -202,7 +204,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     coded = qi_coded + sa_coded
     policies = {c.raw: _policy(spec, c.name) for c in coded}
 
-    fingerprint = keyed_fingerprint(engine, source, fingerprint_key) if fingerprint_key else None
+    if fingerprint is None and fingerprint_key:
+        fingerprint = keyed_fingerprint(engine, source, fingerprint_key)
     params = q.Params()
     values = engine.create_temp_table(engine.temp_name("column_values"),
                                       q.column_values(source.copy(), coded, params, counts), params.values)

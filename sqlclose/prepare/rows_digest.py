@@ -48,9 +48,17 @@ def keyed_fingerprint(engine: Engine, relation: exp.Expression, key: str) -> str
     """The report's input fingerprint, keyed with the operator's secret: on DuckDB an HMAC-SHA256 of
     the typed digest (a PRF of what the rows determine: without the key nobody can test a guessed row
     or table against it), elsewhere the text digest, itself keyed (``text_digest``)."""
+    return fingerprint_of(engine, rows_digest(engine, relation, key), key)
+
+
+def fingerprint_of(engine: Engine, digest: str, key: str) -> str:
+    """The report's fingerprint from ``rows_digest`` under the operator's ``key``, taken once: a live
+    source's change test digests its rows under that key, and the same pass gives the fingerprint
+    (``api._prepared``). On DuckDB the typed digest itself is never published, only its HMAC; the
+    text digest is published as it is."""
     if engine.name != "duckdb":
-        return text_digest(engine, relation, key)
-    return hmac.new(key.encode(), _typed_digest(engine, relation, key).encode(), hashlib.sha256).hexdigest()[:32]
+        return digest
+    return hmac.new(key.encode(), digest.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def rows_digest(engine: Engine, relation: exp.Expression, key: str) -> str:
