@@ -20,9 +20,9 @@ from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node, refuse_node_to_gaa
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.model.text import counted, file_sha256, read_once
+from sqlclose.prepare.digests import fingerprint_of, rows_digest
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.rows_digest import fingerprint_of, rows_digest
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, KAnonymity, criteria_for, failed_criteria, nothing_required
 from sqlclose.release.checkpoints import checkpoint

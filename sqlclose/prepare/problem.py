@@ -53,10 +53,10 @@ from sqlclose.model.text import (
     unicode_form_hint,
     unicode_twins,
 )
+from sqlclose.prepare.digests import keyed_fingerprint  # prepare calls it by this module's name (tests hook it)
 from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.nested_columns import refuse_nested_models
-from sqlclose.prepare.rows_digest import keyed_fingerprint  # prepare calls it by this module's name (tests hook it)
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q

@@ -61,10 +61,10 @@ from sqlclose.prepare.csv_lines import (
     with_editor_lines,
 )
 from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
+from sqlclose.prepare.digests import rows_digest
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
-from sqlclose.prepare.rows_digest import rows_digest
 from sqlclose.prepare.source_labels import (
     ARROW_LABEL,
     PANDAS_LABEL,

@@ -33,9 +33,9 @@ from sqlclose.model.file_stamps import Stamp, refuse_changed_files
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
+from sqlclose.prepare.digests import fingerprint_kind, rows_digest
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
-from sqlclose.prepare.rows_digest import fingerprint_kind, rows_digest
 from sqlclose.privacy.cell_distances import distances_of_cells, largest_equal_of_cells
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance, idle_level_warnings
