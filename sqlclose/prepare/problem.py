@@ -48,6 +48,7 @@ from sqlclose.model.text import (
     counted,
     format_characters_hint,
     format_twins,
+    name_shown,
     named,
     quoted,
     unicode_form_hint,
@@ -607,8 +608,9 @@ def missing_column(name: str, columns: list[str], source_label: str, declared: I
     shown = shows_columns(declared, columns, names_may_be_data)
     cased = [c for c in columns if c.casefold() == name.casefold()]  # names are matched as written
     close = (cased or difflib.get_close_matches(name, columns, n=3)) if shown else []
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns, names_may_be_data)})"
+    hint = f"; did you mean {', '.join(map(name_shown, close))}?" if close else ""
+    return (f"column {name_shown(name)} is not in {source_label}{hint} "
+            f"({columns_told(declared, columns, names_may_be_data)})")
 
 
 def shows_columns(declared: Iterable[str], columns: Sequence[str], names_may_be_data: bool = True) -> bool:
@@ -623,7 +625,7 @@ def shows_columns(declared: Iterable[str], columns: Sequence[str], names_may_be_
 def columns_told(declared: Iterable[str], columns: Sequence[str], names_may_be_data: bool = True) -> str:
     """The source's columns as an error lists them, or why they are not listed (``shows_columns``)."""
     if shows_columns(declared, columns, names_may_be_data):
-        return f"its columns: {', '.join(repr(c) for c in columns)}"
+        return f"its columns: {', '.join(map(name_shown, columns))}"
     return (f"it has {counted(len(columns), 'column')}, none of those asked for; they are not listed, since a file "
             "without a header line has its first row of data read as the names: check that its first line names "
             "its columns and that it is the file meant")
