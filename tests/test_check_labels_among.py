@@ -17,7 +17,8 @@ from sqlclose.engine.base import Engine
 def release(tmp_path):
     """A release of 12 ages, 20.0 to 31.0 (a DOUBLE released as it is), beside a masked zip."""
     path = tmp_path / "release.parquet"
-    duckdb.sql(f"COPY (SELECT (20 + i % 12)::DOUBLE AS age, '47**' AS zip FROM range(24) r(i)) TO '{path}'")
+    duckdb.connect().execute(f"COPY (SELECT (20 + i % 12)::DOUBLE AS age, '47**' AS zip FROM range(24) r(i)) "
+                             f"TO '{path}'")
     return path
 
 

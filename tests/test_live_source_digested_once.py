@@ -54,8 +54,8 @@ def test_a_live_source_run_with_a_key_is_digested_once_before_the_scan(kind, mon
         assert len(passes) == 1, passes  # two until the ninety-ninth round
         report = release.write_parquet(tmp_path / "r.parquet")
     assert len(passes) == 2  # and one more after the write's re-check
-    total = duckdb.execute("SELECT CAST(SUM(HASH($1, i, v)) AS VARCHAR) FROM (SELECT 0::BIGINT AS i, 0::BIGINT AS v "
-                           "UNION ALL SELECT i + 1, (i + 1) * 10 FROM range(7) r(i))", [KEY]).fetchone()[0]
+    total = duckdb.connect().execute("SELECT CAST(SUM(HASH($1, i, i * 10)) AS VARCHAR) FROM range(8) r(i)",
+                                     [KEY]).fetchall()[0][0]
     digest = f"{total}:{json.dumps([['i', 'int64'], ['v', 'int64']])}"
     assert report["input"]["fingerprint"] == hmac.new(KEY.encode(), digest.encode(), hashlib.sha256).hexdigest()[:32]
 

@@ -20,7 +20,7 @@ BOUND = 1_000  # the whole output: the message, its source's path and its other 
 
 def _run(tmp_path: Path, columns: str, qis: str) -> str:
     source = tmp_path / "in.parquet"
-    duckdb.sql(f"COPY (SELECT {columns} FROM range(5)) TO '{source}'")
+    duckdb.connect().execute(f"COPY (SELECT {columns} FROM range(5)) TO '{source}'")
     (tmp_path / "spec.toml").write_text(f'[source]\npath = "{source}"\n[privacy]\nk = 2\n[quasi_identifiers]\n{qis}\n'
                                         "[sensitive.disease]\ndistinct_l = 1\n")
     result = CliRunner().invoke(main, ["anonymize", str(tmp_path / "spec.toml"), "--output",
