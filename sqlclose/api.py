@@ -20,9 +20,9 @@ from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node, refuse_node_to_gaa
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.model.text import counted, file_sha256, read_once
+from sqlclose.prepare.digests import fingerprint_of, rows_digest
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.rows_digest import rows_digest
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, KAnonymity, criteria_for, failed_criteria, nothing_required
 from sqlclose.release.checkpoints import checkpoint
@@ -193,33 +193,38 @@ def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tu
 
 
 def prepared_source(opened: Opened, spec: Spec, fingerprint_key: str | None = None,
-                    relation: exp.Expression | None = None) -> Problem:
+                    relation: exp.Expression | None = None, fingerprint: str | None = None) -> Problem:
     """``prepare`` over a source as it was opened (its label; its kind and given path, for the advice
     its errors give; whether its names may be data), or over ``relation`` made from it. Every caller
-    goes through this module's ``prepare``, the one name tests hook a scan by."""
+    goes through this module's ``prepare``, the one name tests hook a scan by. ``fingerprint``: the
+    report's, when taken already (``_prepared``)."""
     return prepare(opened.engine, opened.relation if relation is None else relation, spec, opened.label,
                    fingerprint_key, names_may_be_data=opened.names_may_be_data, source_kind=opened.kind,
-                   given_path=opened.given_path)
+                   given_path=opened.given_path, fingerprint=fingerprint)
 
 
 def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, SearchedRows | None]:
     """``prepare``'s problem, and the rows it searched, as the release's writes and ``to_arrow`` check
     them (``SearchedRows``). A source its owner may change while the release is open (``Opened.live``)
-    is digested before ``prepare`` reads a row, under a key of this run's own (``rows_digest``: typed,
-    ~0.2 s per million rows, where MD5 of each row's text took 1.2–3.3 s; ninety-eighth round), and
-    again after the write; the report's fingerprint (an HMAC of such a digest under the operator's
-    ``key``) is made only with that key. Until the ninety-seventh round a source without the operator's
-    key was fingerprinted after the scan: a table changed during the scan was searched on one set of
-    rows and published from another. A source of files (a Parquet file, folder or pattern, a CSV, a
-    database file): their stamps as the source was opened, before a row was read (``Opened.stamps``),
-    a change since refused alike."""
-    searched = None
+    is digested before ``prepare`` reads a row (``rows_digest``: typed, ~0.2 s per million rows, where
+    MD5 of each row's text took 1.2–3.3 s; ninety-eighth round), and again after the write. Under the
+    operator's ``key`` when given, whose one pass gives the report's fingerprint too (``fingerprint_of``:
+    its HMAC; on Spark the text digest, which is the fingerprint), where until the ninety-ninth round
+    the fingerprint was a second pass; else under a key of this run's own, and the report records no
+    fingerprint. The digest itself is never published. Until the ninety-seventh round a source without
+    the operator's key was fingerprinted after the scan: a table changed during the scan was searched
+    on one set of rows and published from another. A source of files (a Parquet file, folder or
+    pattern, a CSV, a database file): their stamps as the source was opened, before a row was read
+    (``Opened.stamps``), a change since refused alike."""
+    searched, fingerprint = None, None
     if opened.live:
-        own = secrets.token_hex(16)
-        searched = SearchedRows(opened.relation, own, rows_digest(opened.engine, opened.relation, own))
+        change_key = key or secrets.token_hex(16)
+        digest = rows_digest(opened.engine, opened.relation, change_key)
+        searched = SearchedRows(opened.relation, change_key, digest)
+        fingerprint = fingerprint_of(opened.engine, digest, key) if key else None
     elif opened.stamps:
         searched = SearchedRows(opened.relation, "", None, dict(opened.stamps))
-    return prepared_source(opened, spec, key), searched
+    return prepared_source(opened, spec, key, fingerprint=fingerprint), searched
 
 
 def _at_given(release: Release, levels: tuple[int, ...]) -> Release:

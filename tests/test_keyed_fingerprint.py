@@ -1,4 +1,4 @@
-"""The report's keyed input fingerprint on DuckDB (``rows_digest.keyed_fingerprint``, ninety-eighth
+"""The report's keyed input fingerprint on DuckDB (``digests.keyed_fingerprint``, ninety-eighth
 round): HMAC-SHA256 under the operator's key of the rows' typed digest, where each row was cast to text
 and MD5-hashed (4.3 s a million rows of sixteen columns; the nightly "up to date" check paid it). The
 oracles: the digest as a plain DuckDB query written here, Python's HMAC, the Arrow types written by

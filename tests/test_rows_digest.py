@@ -1,4 +1,4 @@
-"""A live source's rows digested typed for a sweep's or check's change test (``prepare.rows_digest``),
+"""A live source's rows digested typed for a sweep's or check's change test (``prepare.digests``),
 not cast to text and MD5-hashed row by row as the report's fingerprint was before the ninety-eighth
 round (~1.2 s a million rows for the text cast alone, twice per sweep or check). The oracle for what
 must still count as a change is the rows as the tests change them

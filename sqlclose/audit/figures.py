@@ -39,6 +39,7 @@ class LabelFigures:
     unjudged: int = 0  # a bands rule's labels whose edges are too long to judge: its level left unchecked
     rows_at: dict[int, tuple[int, int]] | None = None  # as classes_at, counting the classes' rows
     rows_by_label: dict[str | None, int] | None = None  # the rows holding each label (None: NULL), where asked for
+    among: int | None = None  # how many of its distinct labels are among ``release_figures``' read labels, if given
 
 
 @dataclass(frozen=True)
@@ -91,17 +92,18 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             if columns != list(expected_columns):
                 return ReleaseFigures(columns)
             sizes = _class_figures(engine, relation, qis)
-            read = _read_as_values(engine, relation, read_labels or {})
+            read = _read_as_values(engine, relation, {name: texts for name, texts in (read_labels or {}).items()
+                                                      if name in qis})
             level_labels = _leaves_as_read(engine, relation, level_labels, read)
-            labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown)
+            labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown, read.get(name))
                       for name in qis}
+            held = {name: labels[name].among or 0 for name in read}
             if several_levels:
                 labels = {name: _with_classes_per_level(engine, relation, qis, name, f, level_labels.get(name))
                           for name, f in labels.items()}
             counted = _rows_by_label(engine, relation, [name for name in qis if name in label_rows])
             labels = {name: replace(f, rows_by_label=counted[name]) if name in counted else f
                       for name, f in labels.items()}
-            held = {name: _values_among(engine, relation, name, texts) for name, texts in read.items()}
             return ReleaseFigures(columns, labels=labels, labels_read=read, labels_held=held, **sizes)
         finally:
             if given is None:
@@ -155,17 +157,6 @@ def _leaves_as_read(engine: Engine, relation: exp.Expression, level_labels: Mapp
     return out
 
 
-def _values_among(engine: Engine, relation: exp.Expression, name: str, texts: Sequence[str]) -> int:
-    """How many of the column's distinct values, as text, are among ``texts``: a report listing only
-    the first labels of a warehouse's level-0 column lists them in the warehouse's text order, which
-    the file's values (29.0 for '2.9E1') do not follow, so they are looked for rather than compared
-    with the file's first ones."""
-    value = q.col("value", "v")
-    held = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(q.text_values(relation, name).as_("v")).where(
-        exp.In(this=value, expressions=[exp.Literal.string(text) for text in texts]))
-    return int(engine.fetch_row(held)["n"])
-
-
 def _rows_by_label(engine: Engine, relation: exp.Expression,
                    names: Sequence[str]) -> dict[str, dict[str | None, int]]:
     """Per column of ``names``, the rows holding each of its labels (as text; NULL as None: a value
@@ -198,19 +189,22 @@ def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str])
 
 
 def _label_figures(engine: Engine, relation: exp.Expression, name: str,
-                   levels: LevelLabels, shown: int) -> LabelFigures:
+                   levels: LevelLabels, shown: int, read: Sequence[str] | None = None) -> LabelFigures:
     """Two queries over the column's distinct labels (as text): their number with the first
-    ``shown``, and — given each level's labels, registered as (level, label) — how many are labels
-    of each level."""
+    ``shown`` (and, given ``read``, how many are among them: ``_among``), and — given each level's
+    labels, registered as (level, label) — how many are labels of each level."""
     values = q.text_values(relation, name)  # DISTINCT CAST(column AS VARCHAR) AS value
     label = q.col("value", "v")
     total = exp.Window(this=exp.Count(this=exp.Star()))
-    first = engine.fetch(exp.select(label.copy(), total.as_("n")).from_(values.copy().as_("v"))
+    among = [_among(label, read).as_("among")] if read is not None else []
+    first = engine.fetch(exp.select(label.copy(), total.as_("n"), *among).from_(values.copy().as_("v"))
                          .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown)).to_pylist()
     count = int(first[0]["n"]) if first else 0
+    held = None if read is None else int(first[0]["among"]) if first else 0
     outside: dict[int, int] = {}
     if isinstance(levels, PatternLevels):
-        return _outside_pattern_levels(engine, values, levels, LabelFigures(count, [r["value"] for r in first], {}))
+        return replace(_outside_pattern_levels(engine, values, levels,
+                                               LabelFigures(count, [r["value"] for r in first], {})), among=held)
     if levels:
         registered = engine.temp_name("check_level_labels")
         pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
@@ -222,11 +216,21 @@ def _label_figures(engine: Engine, relation: exp.Expression, name: str,
                      .join(exp.alias_(q.table(registered), "lv"), join_type="inner",
                            on=exp.EQ(this=q.col("label", "lv"), expression=label.copy()))
                      .group_by(q.col("level", "lv")))
-            held = {int(r["level"]): int(r["n"]) for r in engine.fetch(query).to_pylist()}
+            of_level = {int(r["level"]): int(r["n"]) for r in engine.fetch(query).to_pylist()}
         finally:
             engine.unregister(registered)
-        outside = {level: count - held.get(level, 0) for level in levels}
-    return LabelFigures(count, [r["value"] for r in first], outside)
+        outside = {level: count - of_level.get(level, 0) for level in levels}
+    return LabelFigures(count, [r["value"] for r in first], outside, among=held)
+
+
+def _among(label: exp.Expression, texts: Sequence[str]) -> exp.Expression:
+    """How many of the distinct labels are among ``texts``, over every label (a window, before the
+    first ones are cut): a report listing only the first labels of a warehouse's level-0 column lists
+    them in the warehouse's text order, which the file's values (29.0 for '2.9E1') do not follow, so
+    they are looked for rather than compared with the file's first ones. Counted in the pass that
+    lists the first labels, where it was a DISTINCT pass of its own until the ninety-ninth round."""
+    found = exp.In(this=label.copy(), expressions=[exp.Literal.string(text) for text in texts])
+    return exp.Window(this=exp.Sum(this=exp.If(this=found, true=exp.Literal.number(1), false=exp.Literal.number(0))))
 
 
 def _with_classes_per_level(engine: Engine, relation: exp.Expression, qis: Sequence[str], name: str,

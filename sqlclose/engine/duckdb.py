@@ -420,7 +420,7 @@ class DuckDBEngine(Engine):
 
     def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
         # The low 64 bits of MD5(secret || the row as text) are a UBIGINT; SUM widens it to HUGEINT.
-        # DuckDB's own fingerprint is typed (``rows_digest``): this keeps the engines' hooks alike.
+        # DuckDB's own fingerprint is typed (``digests.keyed_fingerprint``): this keeps the engines' hooks alike.
         text = exp.DPipe(this=secret, expression=exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR")))
         return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
 

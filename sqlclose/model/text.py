@@ -248,7 +248,21 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 def named(noun: str, names: Iterable[object], plural: str | None = None) -> str:
     """``noun`` before the names it counts, agreeing with them: "column 'age'", "columns 'a', 'b'"."""
     names = list(names)
-    return f"{noun if len(names) == 1 else plural or noun + 's'} {', '.join(map(repr, names))}"
+    return f"{noun if len(names) == 1 else plural or noun + 's'} {', '.join(map(name_shown, names))}"
+
+
+NAME_HEAD, NAME_TAIL = 60, 20  # what a message quotes of a name past NAME_HEAD + NAME_TAIL + 20 characters
+
+
+def name_shown(name: object) -> str:
+    """A column's (or file's) name quoted for a message: its repr, or, past ``NAME_HEAD + NAME_TAIL +
+    20`` characters, its first ``NAME_HEAD`` and last ``NAME_TAIL`` with an ellipsis between, and its
+    length: ``'aaa…zzz' (100,000 characters)``. A 100,000-character name a spec gave was printed whole,
+    100 kB of one error line (ninety-ninth round); its ends and length still tell it from the names
+    beside it."""
+    if not isinstance(name, str) or len(name) <= NAME_HEAD + NAME_TAIL + 20:
+        return repr(name)
+    return f"{repr(name[:NAME_HEAD] + '…' + name[-NAME_TAIL:])} ({len(name):,} characters)"
 
 
 def given_items(given: object) -> list:

@@ -209,28 +209,25 @@ def _scan_quotes(tokens: Iterator[str], delimiter: str) -> tuple[tuple[int, int]
     return None, state == "quoted"
 
 
-def header_with_quoted_break(path: Path, encoding: str) -> tuple[str, str] | None:
-    """The header record of ``path`` and the line ending after it, when a quoted field of the header
-    holds a line break (a column named ``"b\\rc"``); None when none does, or the record does not end
-    within its first ``_CHUNK`` characters (read as before: its open quote is told there). DuckDB's
-    reader took a carriage return inside the quotes for the file's line ending: it read no row, or
-    said a line had more fields than the header (ninety-eighth round); told the ending, it reads the
-    file right. Only the header's characters are read, never a row's."""
-    python_encoding = "utf-16-le" if encoding.lower() == "utf-16" else encoding  # as the engine reads it
-    try:
-        with path.open(encoding=python_encoding, newline="") as handle:
-            text = handle.read(_CHUNK + 1).lstrip("\ufeff")
-    except (UnicodeDecodeError, LookupError):
-        return None  # the header's own reading tells its encoding
-    quoted = broken = False
-    for token in _TOKENS.finditer(text):
-        if token.group() == '"':
-            quoted = not quoted  # a quote doubled inside a quoted field toggles twice
-        elif quoted:
-            broken = True
-        else:  # the header's end: a CR cut at the read's end may be a CRLF's half
-            ending = token.group()
-            if not broken or (ending == "\r" and token.end() == len(text)):
-                return None
-            return text[:token.start()], ending
-    return None
+def header_record(line: str, rest: Iterator[str]) -> tuple[str, str | None]:
+    """The header record whose first line is ``line`` (its line break kept), and the line ending after
+    it, when a quoted field of the header holds a line break (a column named ``"b\\rc"``): the record
+    is read on from ``rest``, the file's next characters, only as far as it reaches, never into a row.
+    Else ``line`` without its break, and None: also when the record does not end within ``_CHUNK``
+    characters (read as before: its open quote is told there). DuckDB's reader took a carriage return
+    inside the quotes for the file's line ending: it read no row, or said a line had more fields than
+    the header (ninety-eighth round); told the ending, it reads the file right."""
+    if line.count('"') % 2 == 0:  # a quote doubled inside a quoted field counts twice
+        return line.rstrip("\r\n"), None
+    pieces, quoted, size = [line], True, len(line)
+    for char in rest:
+        size += 1
+        if size > _CHUNK:
+            break
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char in "\r\n":  # the record's end
+            ending = "\r\n" if char == "\r" and next(rest, "") == "\n" else char
+            return "".join(pieces), ending
+        pieces.append(char)
+    return line.rstrip("\r\n"), None

@@ -48,15 +48,16 @@ from sqlclose.model.text import (
     counted,
     format_characters_hint,
     format_twins,
+    name_shown,
     named,
     quoted,
     unicode_form_hint,
     unicode_twins,
 )
+from sqlclose.prepare.digests import keyed_fingerprint  # prepare calls it by this module's name (tests hook it)
 from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.nested_columns import refuse_nested_models
-from sqlclose.prepare.rows_digest import keyed_fingerprint  # prepare calls it by this module's name (tests hook it)
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
@@ -165,7 +166,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             fingerprint_key: str | None = None, *, counts: str | None = None,
             table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None,
             names_may_be_data: bool = True, source_kind: str = mending.QUERY,
-            given_path: Path | None = None) -> Problem:
+            given_path: Path | None = None, fingerprint: str | None = None) -> Problem:
     """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
     combination of QI and sensitive values, counts in that column), not the table's rows;
     ``table_columns``: then the columns of the table it counts, which decide what is released;
@@ -173,7 +174,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     (a banded one: the type decides its labels); ``source_kind``: the source's kind (``Opened.kind``),
     where the errors that advise changing a column say to change it (``model.mending``); ``given_path``:
     the path given in place of the spec's [source] (``Opened.given_path``), which the command an error
-    names to list a column's values reads."""
+    names to list a column's values reads; ``fingerprint``: the report's fingerprint when taken already
+    (a live source's, from the digest its change test took: ``api._prepared``), else taken here under
+    ``fingerprint_key``."""
     schema = engine.schema(source)
     # where the user changes a column: the source given, or the warehouse a histogram counts
     kind = mending.of_run(source_kind, histogram=counts is not None, dialect=_users_dialect(spec))
@@ -202,7 +205,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     coded = qi_coded + sa_coded
     policies = {c.raw: _policy(spec, c.name) for c in coded}
 
-    fingerprint = keyed_fingerprint(engine, source, fingerprint_key) if fingerprint_key else None
+    if fingerprint is None and fingerprint_key:
+        fingerprint = keyed_fingerprint(engine, source, fingerprint_key)
     params = q.Params()
     values = engine.create_temp_table(engine.temp_name("column_values"),
                                       q.column_values(source.copy(), coded, params, counts), params.values)
@@ -620,8 +624,9 @@ def missing_column(name: str, columns: list[str], source_label: str, declared: I
     shown = shows_columns(declared, columns, names_may_be_data)
     cased = [c for c in columns if c.casefold() == name.casefold()]  # names are matched as written
     close = (cased or difflib.get_close_matches(name, columns, n=3)) if shown else []
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns, names_may_be_data)})"
+    hint = f"; did you mean {', '.join(map(name_shown, close))}?" if close else ""
+    return (f"column {name_shown(name)} is not in {source_label}{hint} "
+            f"({columns_told(declared, columns, names_may_be_data)})")
 
 
 def shows_columns(declared: Iterable[str], columns: Sequence[str], names_may_be_data: bool = True) -> bool:
@@ -636,7 +641,7 @@ def shows_columns(declared: Iterable[str], columns: Sequence[str], names_may_be_
 def columns_told(declared: Iterable[str], columns: Sequence[str], names_may_be_data: bool = True) -> str:
     """The source's columns as an error lists them, or why they are not listed (``shows_columns``)."""
     if shows_columns(declared, columns, names_may_be_data):
-        return f"its columns: {', '.join(repr(c) for c in columns)}"
+        return f"its columns: {', '.join(map(name_shown, columns))}"
     return (f"it has {counted(len(columns), 'column')}, none of those asked for; they are not listed, since a file "
             "without a header line has its first row of data read as the names: check that its first line names "
             "its columns and that it is the file meant")

@@ -17,10 +17,10 @@ import io
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
@@ -62,17 +62,17 @@ from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
     header_quote_problem,
-    header_with_quoted_break,
+    header_record,
     invalid_state_problem,
     query_editor_lines,
     unterminated_quote_problem,
     with_editor_lines,
 )
 from sqlclose.prepare.decimal_digits import refuse_decimals_past_precision
+from sqlclose.prepare.digests import rows_digest
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
-from sqlclose.prepare.rows_digest import rows_digest
 from sqlclose.prepare.source_labels import (
     ARROW_LABEL,
     PANDAS_LABEL,
@@ -983,11 +983,10 @@ CSV_ENCODINGS = ("latin-1", "utf-16", "utf-8")  # [source] encoding's values, in
 def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     """Read the header line (only it) of each file: the column names as written — DuckDB would
     rename a repeated one (ssn → ssn_1) — and the delimiter, given or told by the header."""
-    headers = [_header_line(f, read.encoding) for f in files]
     # A header whose quoted name holds a line break is read whole, the file with the ending after it
-    broken = [header_with_quoted_break(f, read.encoding) for f in files]
-    headers = [line if found is None else found[0] for line, found in zip(headers, broken)]
-    endings = {found[1] if found else None for found in broken}
+    records = [_header_record(f, read.encoding) for f in files]
+    headers = [line for line, _ in records]
+    endings = {ending for _, ending in records}
     new_line = endings.pop() if len(endings) == 1 else None  # files of one source ending alike, or unsaid
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
@@ -1031,65 +1030,76 @@ def _header_fields(line: str, delimiter: str) -> list[str]:
 _COMPRESSED = {b"\x1f\x8b\x08": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}  # each format's first bytes (magic)
 
 
-def _refuse_compressed(path: Path) -> None:
+def _refuse_compressed(path: Path, head: bytes) -> None:
     """A compressed CSV given as [source] path was told as text of another encoding, and the advice,
     followed, read its bytes as a table (review of the sixty-third round): named as such, with the
-    two ways to read it."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4)
-        kind = next((name for magic, name in _COMPRESSED.items() if head.startswith(magic)), None)
-    except OSError:
-        return  # the read that follows says what is wrong
+    two ways to read it. ``head``: the file's first bytes."""
+    kind = next((name for magic, name in _COMPRESSED.items() if head.startswith(magic)), None)
     if kind is not None:
         query = f"read_csv('{path.name}', compression = '{kind}', columns = {{…}})"
         raise InputError(f"cannot read {path}: it is {kind}-compressed; decompress it and give the CSV, or read it "
                          f"in a [source] query, {query}, with folder = its folder")
 
 
-def _header_line(path: Path, encoding: str) -> str:
-    """The header line, decoded a byte at a time up to its line break: a bad byte further on is
-    not blamed on line 1, and UTF-16's two-byte line break stays whole (``readline()`` on bytes
-    cut its '\\n\\0' in half, so no UTF-16 file could be read), and a file of CR line breaks is not
-    read whole. UTF-16 is read little-endian, with or without its byte-order mark, as the engine
-    reads it."""
-    decoder = codecs.getincrementaldecoder("utf-16-le" if encoding.lower() == "utf-16" else encoding)()
+def _header_record(path: Path, encoding: str) -> tuple[str, str | None]:
+    """The header record and, when a quoted name of it holds a line break, the line ending after it
+    (``csv_lines.header_record``), the file opened once. UTF-16 is read little-endian, with or without
+    its byte-order mark, as the engine reads it."""
+    utf16 = encoding.lower() == "utf-16"
+    decoder = codecs.getincrementaldecoder("utf-16-le" if utf16 else encoding)()
+    with path.open("rb") as handle:
+        head = handle.read(_BIG_ENDIAN_SAMPLE if utf16 else 4)
+        _refuse_compressed(path, head)
+        if utf16:
+            _refuse_big_endian(path, head)
+        handle.seek(0)
+        line = _header_line(handle, decoder, path, encoding)
+        try:
+            return header_record(line, _characters(handle, decoder))
+        except UnicodeDecodeError:  # past line 1, in a quoted name: the line read as before, its quote told
+            return line.rstrip("\r\n"), None
+
+
+def _header_line(handle: BinaryIO, decoder: codecs.IncrementalDecoder, path: Path, encoding: str) -> str:
+    """The header's first line, its line break kept, decoded a byte at a time up to that break: a bad
+    byte further on is not blamed on line 1, and UTF-16's two-byte line break stays whole
+    (``readline()`` on bytes cut its '\\n\\0' in half, so no UTF-16 file could be read), and a file
+    of CR line breaks is not read whole."""
     pieces: list[str] = []
-    _refuse_compressed(path)
-    if encoding.lower() == "utf-16":
-        _refuse_big_endian(path)
     try:
-        with path.open("rb") as handle:
-            while not (pieces and pieces[-1].endswith(("\n", "\r"))):  # a line break ends it: CR alone, too
-                byte = handle.read(1)
-                pieces.append(decoder.decode(byte, final=not byte))
-                if not byte:
-                    break
+        while not (pieces and pieces[-1].endswith(("\n", "\r"))):  # a line break ends it: CR alone, too
+            byte = handle.read(1)
+            pieces.append(decoder.decode(byte, final=not byte))
+            if not byte:
+                break
     except UnicodeDecodeError:
         raise InputError(f"cannot read {path}: it is not {encoding.upper()} text (line 1); "
                          f"{_encoding_advice(encoding)}") from None
     line = "".join(pieces).lstrip("\ufeff")
     if not line.strip():
         raise InputError(f"cannot read {path}: the file is empty (no header, no rows)")
-    return line.rstrip("\r\n")
+    return line
+
+
+def _characters(handle: BinaryIO, decoder: codecs.IncrementalDecoder) -> Iterator[str]:
+    """The characters after what ``decoder`` has decoded of ``handle``, read a byte at a time: only
+    as many as are taken."""
+    while byte := handle.read(1):
+        yield from decoder.decode(byte)
+    yield from decoder.decode(b"", final=True)
 
 
 _BIG_ENDIAN_SAMPLE = 1 << 20  # bytes looked at for the header's line break (a header is told by its end)
 
 
-def _refuse_big_endian(path: Path) -> None:
+def _refuse_big_endian(path: Path, head: bytes) -> None:
     """The engine reads UTF-16 little-endian only, and a big-endian file as one column of noise
     (its line breaks, 00 0A, are never found): refused, said by its byte-order mark (FE FF) or,
     without one, by the header line's break: 0A 00 little-endian, 00 0A big-endian, the first at
     an even offset (a CR's, 0D, where no LF is). Only U+0A00 (unassigned) and U+0D00 would read as a
     break the other way round; the names' bytes cannot tell: a little-endian 一 (U+4E00) is 00 4E,
     a big-endian N (review of the ninety-fifth round: a header of CJK names was refused, and a
-    big-endian one holding 一 passed)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(_BIG_ENDIAN_SAMPLE)
-    except OSError:
-        return  # the read that follows says what is wrong
+    big-endian one holding 一 passed). ``head``: the file's first ``_BIG_ENDIAN_SAMPLE`` bytes."""
     if head.startswith(b"\xff\xfe"):
         return
     if head.startswith(b"\xfe\xff"):

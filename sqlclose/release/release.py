@@ -33,9 +33,9 @@ from sqlclose.model.file_stamps import Stamp, refuse_changed_files
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
+from sqlclose.prepare.digests import fingerprint_kind, rows_digest
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
-from sqlclose.prepare.rows_digest import fingerprint_kind, rows_digest
 from sqlclose.privacy.cell_distances import distances_of_cells, largest_equal_of_cells
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance, idle_level_warnings
@@ -82,15 +82,16 @@ def measure_node(problem: Problem, criteria: Sequence[Criterion],
 @dataclass(frozen=True)
 class SearchedRows:
     """A source that can change while the release is open, as it was searched: one read where it lives
-    each time (a ``(connection, table)`` pair, a DataFrame, an Arrow table) by its rows' digest under a
-    key of the run's own (``rows_digest``, never published), a source of files by their stamps. A
-    release written after an UPDATE held the new rows, re-checked against the new table, under the
-    report's fingerprint of the old one."""
+    each time (a ``(connection, table)`` pair, a DataFrame, an Arrow table) by its rows' digest under the
+    operator's key, else one of the run's own (``rows_digest``, never published), a source of files by
+    their stamps. A release written after an UPDATE held the new rows, re-checked against the new table,
+    under the report's fingerprint of the old one."""
 
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
-    # Its rows_digest under ``key``; None: a source of files read where they lie, told changed by ``stamps`` alone
-    digest: str | None
+    # Its rows_digest under ``key``; None: a source of files read where they lie, told changed by ``stamps`` alone.
+    # Under the operator's key when one was given (the report's fingerprint is its HMAC): never shown.
+    digest: str | None = field(repr=False)
     # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
     # the source was opened (``Opened.stamps``): a file's device, inode, size and modification time, a
     # folder's the paths and stamps of its table's files (``file_stamps.folder_stamp``). One replaced

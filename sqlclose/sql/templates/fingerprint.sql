@@ -1,4 +1,4 @@
--- A keyed, order-independent text digest of the input (``rows_digest.text_digest``: the report's
+-- A keyed, order-independent text digest of the input (``digests.text_digest``: the report's
 -- fingerprint on Spark; DuckDB's is an HMAC of a typed digest): the sum over rows of a keyed hash of
 -- the whole row, supplied by the engine (Spark: MD5 of the operator's secret followed by the row as
 -- JSON, low 64 bits; DuckDB: the same over the row's text), so fingerprints are comparable only

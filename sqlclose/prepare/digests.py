@@ -1,12 +1,15 @@
-"""Digests of a relation's rows (in any order) and columns: the report's keyed input fingerprint, and
-the digest that tells whether a live source's rows changed while a run, a sweep or a check read them.
+"""Digests of a relation's rows (in any order) and columns: the report's keyed input fingerprint
+(``keyed_fingerprint``, ``fingerprint_of``), the change digest that tells whether a live source's rows
+changed while a run, a sweep or a check read them (``rows_digest``), and other engines' text digest
+(``text_digest``).
 
 A caller's table, Arrow table or pandas DataFrame is read where it lives at every pass, so its rows
 are digested before the first pass and after the last (``Opened.keep_rows`` for a sweep or a check;
 ``api._prepared`` and ``SearchedRows`` for a run, its second digest after the release's re-check),
-under a key of the run's own; that digest is never published. The report's fingerprint
-(``keyed_fingerprint``, recomputed by the nightly "up to date" check) is an HMAC of the same digest
-under the operator's key.
+under the operator's key when a run is given one, else under a key of the run's own; that digest is never
+published. The report's fingerprint (``keyed_fingerprint``, recomputed by the nightly "up to date"
+check) is an HMAC of the same digest under the operator's key: a run takes it from its change test's
+first pass (``fingerprint_of``).
 
 On DuckDB each row is hashed typed (0.3 s per million rows of sixteen columns, where each row cast to
 text and MD5-hashed took 4.3 s, the text cast most of it; docs/performance.md, ninety-eighth round),
@@ -48,9 +51,17 @@ def keyed_fingerprint(engine: Engine, relation: exp.Expression, key: str) -> str
     """The report's input fingerprint, keyed with the operator's secret: on DuckDB an HMAC-SHA256 of
     the typed digest (a PRF of what the rows determine: without the key nobody can test a guessed row
     or table against it), elsewhere the text digest, itself keyed (``text_digest``)."""
+    return fingerprint_of(engine, rows_digest(engine, relation, key), key)
+
+
+def fingerprint_of(engine: Engine, digest: str, key: str) -> str:
+    """The report's fingerprint from ``rows_digest`` under the operator's ``key``, taken once: a live
+    source's change test digests its rows under that key, and the same pass gives the fingerprint
+    (``api._prepared``). On DuckDB the typed digest itself is never published, only its HMAC; the
+    text digest is published as it is."""
     if engine.name != "duckdb":
-        return text_digest(engine, relation, key)
-    return hmac.new(key.encode(), _typed_digest(engine, relation, key).encode(), hashlib.sha256).hexdigest()[:32]
+        return digest
+    return hmac.new(key.encode(), digest.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def rows_digest(engine: Engine, relation: exp.Expression, key: str) -> str:
