@@ -47,6 +47,8 @@ DEFAULT_CONF = {
     "spark.sql.session.timeZone": "UTC",
 }
 SESSION_ZONE = "spark.sql.session.timeZone"  # dates a TIMESTAMP's text; a caller's session may set another
+LARGE_VAR_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"  # how toArrow types text and binary
+_READ_EACH_STATEMENT = {SESSION_ZONE: "UTC", LARGE_VAR_TYPES: "false"}  # keys, and their defaults
 # Spark's logging for a session of our own, where Spark would log with its built-in defaults:
 # those at WARN, less the warnings our queries raise by design (the file says which and why;
 # docs/engines.md#logging). A log4j2 file of the cluster's or the caller's is left in charge.
@@ -138,7 +140,6 @@ def _warn_unapplied(session: SparkSession, master: str | None, conf: Mapping[str
                       f"{', '.join(unlike)} asked of the engine {agreeing(len(unlike), 'is', 'are')} not applied to "
                       "it; set them on the session yourself, or run the job in a process of its own (the sqlclose "
                       "command)", SqlcloseWarning, stacklevel=3)
-
 
 
 def _exact_json(value: exp.Expression) -> exp.Expression:
@@ -453,6 +454,11 @@ class SparkEngine(Engine):
                 session = _own_session(master or "local[2]", conf or {})
                 self._own = True
         self.spark = session
+        # Settings read on every statement (its zone, ``_statement_zone``; Arrow's large types, ``_schema``):
+        # read once for a session of our own, which nobody else sets (a py4j call each, ~0.3 ms: a
+        # Table 3 release makes some 30 statements); a caller's are read each time, as they may change them.
+        self._own_settings = {key: session.conf.get(key, default) for key, default in _READ_EACH_STATEMENT.items()} \
+            if self._own else None
         self._session_zone = False  # statements in the session's zone, not UTC (``texts_in_session_zone``)
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
@@ -520,11 +526,18 @@ class SparkEngine(Engine):
         """UTC for the statement made inside the block, unless ``texts_in_session_zone`` asks for the
         session's. Spark binds the zone into a statement when it analyzes it (``spark.sql``, inside
         the block), so the caller's own setting is back as soon as the block ends."""
-        if self._session_zone or self.spark.conf.get(SESSION_ZONE, "UTC") == "UTC":
+        if self._session_zone or self._setting_value(SESSION_ZONE) == "UTC":
             yield
             return
         with self._setting(SESSION_ZONE, "UTC"):
             yield
+
+    def _setting_value(self, key: str) -> str | None:
+        """The session's ``key`` (one of ``_READ_EACH_STATEMENT``): as read at the start for a session of
+        our own, else as the caller's session holds it now."""
+        if self._own_settings is not None:
+            return self._own_settings[key]
+        return self.spark.conf.get(key, _READ_EACH_STATEMENT[key])
 
     def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
         """Each text of a ``TIMESTAMP`` (Spark's, an instant) as DuckDB writes the instant in UTC
@@ -569,7 +582,7 @@ class SparkEngine(Engine):
         on a warm local session, 7 of a small release's 35 actions."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        large = self.spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+        large = self._setting_value(LARGE_VAR_TYPES) == "true"
         return to_arrow_schema(self._frame(sql, params).schema, error_on_duplicated_field_names_in_struct=True,
                                timezone="UTC", prefers_large_types=large)
 
