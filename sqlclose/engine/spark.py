@@ -142,6 +142,30 @@ def _warn_unapplied(session: SparkSession, master: str | None, conf: Mapping[str
                       "command)", SqlcloseWarning, stacklevel=3)
 
 
+# Shuffle partitions per core past which a local session's settings are said to slow a job (``SHUFFLE``).
+_PARTITIONS_PER_CORE = 4
+SHUFFLE = "spark.sql.shuffle.partitions"
+
+
+def _warn_many_shuffle_partitions(session: SparkSession) -> None:
+    """A caller's session on a local master with far more shuffle partitions than cores (Spark's default,
+    200): every query's shuffle runs that many tasks, a few rows each. Table 3 on a caller's local[2]
+    session took 3-5 times as long with 200 as with 2, and adaptive execution's coalescing did not
+    make up for it (docs/engines.md). Said, never changed: the session is the caller's."""
+    if not session.sparkContext.master.startswith("local"):
+        return  # a cluster's partitions are its operator's to size
+    partitions, cores = session.conf.get(SHUFFLE, "200"), session.sparkContext.defaultParallelism
+    if not partitions.isdigit() or int(partitions) <= _PARTITIONS_PER_CORE * cores:
+        return
+    from sqlclose.errors import SqlcloseWarning
+
+    warnings.warn(f"the Spark session sqlclose runs on has {SHUFFLE} = {partitions} on a local master of "
+                  f"{counted(cores, 'core')}: every query's shuffle runs {partitions} small tasks, which made "
+                  f"a small job 3-5 times slower; set it to about the cores on the session "
+                  f"(spark.conf.set(\"{SHUFFLE}\", \"{cores}\")): sqlclose leaves the session's settings "
+                  "as they are", SqlcloseWarning, stacklevel=3)
+
+
 def _exact_json(value: exp.Expression) -> exp.Expression:
     """``value`` (a struct, map or array) as JSON that tells apart any two unlike values: times to
     the microsecond (TO_JSON's default stops at the millisecond), NULL fields written (not left out)."""
@@ -454,6 +478,8 @@ class SparkEngine(Engine):
                 session = _own_session(master or "local[2]", conf or {})
                 self._own = True
         self.spark = session
+        if not self._own:
+            _warn_many_shuffle_partitions(session)
         # Settings read on every statement (its zone, ``_statement_zone``; Arrow's large types, ``_schema``):
         # read once for a session of our own, which nobody else sets (a py4j call each, ~0.3 ms: a
         # Table 3 release makes some 30 statements); a caller's are read each time, as they may change them.
