@@ -827,6 +827,12 @@ class SparkEngine(Engine):
         # It also reads UTF-16, whose line breaks the line reader cannot find.
         options = {"header": True, "sep": self.csv_delimiter(read), "encoding": _JAVA_CHARSETS[read.encoding],
                    "multiLine": True, "quote": '"', "escape": '"'}
+        if read.line_ending is not None:
+            # Unsaid, Spark's reader takes the first line break it meets for the file's ending, and turns
+            # those inside quoted fields into "\n": a CRLF file's quoted "a\r\nb" was released as "a\nb"
+            # (DuckDB's "a\r\nb"); a header's quoted "\r" read the rows as one (a refusal), and its "\n" in
+            # a CRLF file left a row's last value ending in "\r", released so. Told, it reads as DuckDB.
+            options["lineSep"] = read.line_ending
         names = list(read.header) or self.spark.read.csv(where, **options).columns
         bad = next(f"__sqlclose_bad_{i}" for i in range(len(names) + 1) if f"__sqlclose_bad_{i}" not in names)
         schema = T.StructType([T.StructField(n, T.StringType()) for n in [*names, bad]])

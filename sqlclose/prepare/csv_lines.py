@@ -209,28 +209,30 @@ def _scan_quotes(tokens: Iterator[str], delimiter: str) -> tuple[tuple[int, int]
     return None, state == "quoted"
 
 
-def header_with_quoted_break(path: Path, encoding: str) -> tuple[str, str] | None:
-    """The header record of ``path`` and the line ending after it, when a quoted field of the header
-    holds a line break (a column named ``"b\\rc"``); None when none does, or the record does not end
-    within its first ``_CHUNK`` characters (read as before: its open quote is told there). DuckDB's
-    reader took a carriage return inside the quotes for the file's line ending: it read no row, or
-    said a line had more fields than the header (ninety-eighth round); told the ending, it reads the
-    file right. Only the header's characters are read, never a row's."""
+def header_record(path: Path, encoding: str) -> tuple[str, str, bool] | None:
+    """The header record of ``path``, the line ending after it, and whether a quoted field of it holds
+    a line break (a column named ``"b\\rc"``); None when the record does not end within the first
+    ``_CHUNK`` characters (its open quote is told there), or ends with a carriage return at their end
+    (a CRLF's half), or the text is not of ``encoding`` (the header's own reading tells it). DuckDB's
+    reader took a carriage return inside the header's quotes for the file's line ending: it read no
+    row, or said a line had more fields than the header (ninety-eighth round); told the ending
+    (``FileRead.new_line``), it reads the file right. Spark's reader is told the ending of every file
+    (``FileRead.line_ending``). Only the header's characters are read, never a row's."""
     python_encoding = "utf-16-le" if encoding.lower() == "utf-16" else encoding  # as the engine reads it
     try:
         with path.open(encoding=python_encoding, newline="") as handle:
             text = handle.read(_CHUNK + 1).lstrip("\ufeff")
     except (UnicodeDecodeError, LookupError):
-        return None  # the header's own reading tells its encoding
+        return None
     quoted = broken = False
     for token in _TOKENS.finditer(text):
         if token.group() == '"':
             quoted = not quoted  # a quote doubled inside a quoted field toggles twice
         elif quoted:
             broken = True
-        else:  # the header's end: a CR cut at the read's end may be a CRLF's half
+        else:  # the header's end
             ending = token.group()
-            if not broken or (ending == "\r" and token.end() == len(text)):
+            if ending == "\r" and token.end() == len(text):
                 return None
-            return text[:token.start()], ending
+            return text[:token.start()], ending, broken
     return None

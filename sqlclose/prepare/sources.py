@@ -54,7 +54,7 @@ from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
     header_quote_problem,
-    header_with_quoted_break,
+    header_record,
     invalid_state_problem,
     query_editor_lines,
     unterminated_quote_problem,
@@ -980,10 +980,14 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     rename a repeated one (ssn → ssn_1) — and the delimiter, given or told by the header."""
     headers = [_header_line(f, read.encoding) for f in files]
     # A header whose quoted name holds a line break is read whole, the file with the ending after it
-    broken = [header_with_quoted_break(f, read.encoding) for f in files]
+    records = [header_record(f, read.encoding) for f in files]
+    broken = [found[:2] if found is not None and found[2] else None for found in records]
     headers = [line if found is None else found[0] for line, found in zip(headers, broken)]
     endings = {found[1] if found else None for found in broken}
     new_line = endings.pop() if len(endings) == 1 else None  # files of one source ending alike, or unsaid
+    # Every header's ending, for Spark's reader (``FileRead.line_ending``): files ending alike, or unsaid
+    line_endings = {found[1] if found else None for found in records}
+    line_ending = line_endings.pop() if len(line_endings) == 1 else None
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
     # Spaces around a name are no part of it, as DuckDB's own reader takes a header (' age ' is age); a
@@ -1014,7 +1018,8 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         # one's): else it may be a first row of data (``problem.shows_columns``).
         told = missing_column(unknown[0], names, str(read.path), [*read.types, *read.numeric])
         raise DataError(f"[source] types: {told}; correct the name or remove it from types")
-    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line)
+    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line,
+                               line_ending=line_ending)
 
 
 def _header_fields(line: str, delimiter: str) -> list[str]:
