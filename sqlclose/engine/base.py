@@ -65,6 +65,10 @@ class FileRead:
     # A CSV's line ending ("\n", "\r\n", "\r"), said to the reader when its header's quoted name holds a
     # line break, which DuckDB's detection took for the ending (``csv_lines.header_record``)
     new_line: str | None = None
+    # A CSV's line ending as its header record ends (every file's alike; None: unsaid), for Spark's reader,
+    # which otherwise takes the first break it meets, a quoted one too, and turns the quoted breaks of that
+    # kind into "\n" (``SparkEngine._csv_text``)
+    line_ending: str | None = None
     query: exp.Expression | None = None  # kind "query": one SELECT, over ``path`` (a DuckDB database) or files
     folder: Path | None = None  # kind "query": where the files it names are looked up
     parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)

@@ -47,6 +47,8 @@ DEFAULT_CONF = {
     "spark.sql.session.timeZone": "UTC",
 }
 SESSION_ZONE = "spark.sql.session.timeZone"  # dates a TIMESTAMP's text; a caller's session may set another
+LARGE_VAR_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"  # how toArrow types text and binary
+_READ_EACH_STATEMENT = {SESSION_ZONE: "UTC", LARGE_VAR_TYPES: "false"}  # keys, and their defaults
 # Spark's logging for a session of our own, where Spark would log with its built-in defaults:
 # those at WARN, less the warnings our queries raise by design (the file says which and why;
 # docs/engines.md#logging). A log4j2 file of the cluster's or the caller's is left in charge.
@@ -139,6 +141,29 @@ def _warn_unapplied(session: SparkSession, master: str | None, conf: Mapping[str
                       "it; set them on the session yourself, or run the job in a process of its own (the sqlclose "
                       "command)", SqlcloseWarning, stacklevel=3)
 
+
+# Shuffle partitions per core past which a local session's settings are said to slow a job (``SHUFFLE``).
+_PARTITIONS_PER_CORE = 4
+SHUFFLE = "spark.sql.shuffle.partitions"
+
+
+def _warn_many_shuffle_partitions(session: SparkSession) -> None:
+    """A caller's session on a local master with far more shuffle partitions than cores (Spark's default,
+    200): every query's shuffle runs that many tasks, a few rows each. Table 3 on a caller's local[2]
+    session took 3-5 times as long with 200 as with 2, and adaptive execution's coalescing did not
+    make up for it (docs/engines.md). Said, never changed: the session is the caller's."""
+    if not session.sparkContext.master.startswith("local"):
+        return  # a cluster's partitions are its operator's to size
+    partitions, cores = session.conf.get(SHUFFLE, "200"), session.sparkContext.defaultParallelism
+    if not partitions.isdigit() or int(partitions) <= _PARTITIONS_PER_CORE * cores:
+        return
+    from sqlclose.errors import SqlcloseWarning
+
+    warnings.warn(f"the Spark session sqlclose runs on has {SHUFFLE} = {partitions} on a local master of "
+                  f"{counted(cores, 'core')}: every query's shuffle runs {partitions} small tasks, which made "
+                  f"a small job 3-5 times slower; set it to about the cores on the session "
+                  f"(spark.conf.set(\"{SHUFFLE}\", \"{cores}\")): sqlclose leaves the session's settings "
+                  "as they are", SqlcloseWarning, stacklevel=3)
 
 
 def _exact_json(value: exp.Expression) -> exp.Expression:
@@ -453,6 +478,13 @@ class SparkEngine(Engine):
                 session = _own_session(master or "local[2]", conf or {})
                 self._own = True
         self.spark = session
+        if not self._own:
+            _warn_many_shuffle_partitions(session)
+        # Settings read on every statement (its zone, ``_statement_zone``; Arrow's large types, ``_schema``):
+        # read once for a session of our own, which nobody else sets (a py4j call each, ~0.3 ms: a
+        # Table 3 release makes some 30 statements); a caller's are read each time, as they may change them.
+        self._own_settings = {key: session.conf.get(key, default) for key, default in _READ_EACH_STATEMENT.items()} \
+            if self._own else None
         self._session_zone = False  # statements in the session's zone, not UTC (``texts_in_session_zone``)
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
@@ -520,11 +552,18 @@ class SparkEngine(Engine):
         """UTC for the statement made inside the block, unless ``texts_in_session_zone`` asks for the
         session's. Spark binds the zone into a statement when it analyzes it (``spark.sql``, inside
         the block), so the caller's own setting is back as soon as the block ends."""
-        if self._session_zone or self.spark.conf.get(SESSION_ZONE, "UTC") == "UTC":
+        if self._session_zone or self._setting_value(SESSION_ZONE) == "UTC":
             yield
             return
         with self._setting(SESSION_ZONE, "UTC"):
             yield
+
+    def _setting_value(self, key: str) -> str | None:
+        """The session's ``key`` (one of ``_READ_EACH_STATEMENT``): as read at the start for a session of
+        our own, else as the caller's session holds it now."""
+        if self._own_settings is not None:
+            return self._own_settings[key]
+        return self.spark.conf.get(key, _READ_EACH_STATEMENT[key])
 
     def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
         """Each text of a ``TIMESTAMP`` (Spark's, an instant) as DuckDB writes the instant in UTC
@@ -569,7 +608,7 @@ class SparkEngine(Engine):
         on a warm local session, 7 of a small release's 35 actions."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        large = self.spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+        large = self._setting_value(LARGE_VAR_TYPES) == "true"
         return to_arrow_schema(self._frame(sql, params).schema, error_on_duplicated_field_names_in_struct=True,
                                timezone="UTC", prefers_large_types=large)
 
@@ -788,6 +827,12 @@ class SparkEngine(Engine):
         # It also reads UTF-16, whose line breaks the line reader cannot find.
         options = {"header": True, "sep": self.csv_delimiter(read), "encoding": _JAVA_CHARSETS[read.encoding],
                    "multiLine": True, "quote": '"', "escape": '"'}
+        if read.line_ending is not None:
+            # Unsaid, Spark's reader takes the first line break it meets for the file's ending, and turns
+            # those inside quoted fields into "\n": a CRLF file's quoted "a\r\nb" was released as "a\nb"
+            # (DuckDB's "a\r\nb"); a header's quoted "\r" read the rows as one (a refusal), and its "\n" in
+            # a CRLF file left a row's last value ending in "\r", released so. Told, it reads as DuckDB.
+            options["lineSep"] = read.line_ending
         names = list(read.header) or self.spark.read.csv(where, **options).columns
         bad = next(f"__sqlclose_bad_{i}" for i in range(len(names) + 1) if f"__sqlclose_bad_{i}" not in names)
         schema = T.StructType([T.StructField(n, T.StringType()) for n in [*names, bad]])

@@ -209,16 +209,17 @@ def _scan_quotes(tokens: Iterator[str], delimiter: str) -> tuple[tuple[int, int]
     return None, state == "quoted"
 
 
-def header_record(line: str, rest: Iterator[str]) -> tuple[str, str | None]:
-    """The header record whose first line is ``line`` (its line break kept), and the line ending after
-    it, when a quoted field of the header holds a line break (a column named ``"b\\rc"``): the record
+def header_record(line: str, rest: Iterator[str]) -> tuple[str, str | None, bool]:
+    """The header record whose first line is ``line`` (its line break kept), the line ending after it,
+    and whether a quoted field of it holds a line break (a column named ``"b\\rc"``): such a record
     is read on from ``rest``, the file's next characters, only as far as it reaches, never into a row.
-    Else ``line`` without its break, and None: also when the record does not end within ``_CHUNK``
-    characters (read as before: its open quote is told there). DuckDB's reader took a carriage return
-    inside the quotes for the file's line ending: it read no row, or said a line had more fields than
-    the header (ninety-eighth round); told the ending, it reads the file right."""
+    The ending is None when the file ends with the header, or the record does not end within
+    ``_CHUNK`` characters (read as a line then: its open quote is told there). DuckDB's reader took a
+    carriage return inside the quotes for the file's line ending: it read no row, or said a line had
+    more fields than the header (ninety-eighth round); told the ending (``FileRead.new_line``), it
+    reads the file right. Spark's reader is told every file's ending (``FileRead.line_ending``)."""
     if line.count('"') % 2 == 0:  # a quote doubled inside a quoted field counts twice
-        return line.rstrip("\r\n"), None
+        return line.rstrip("\r\n"), _ending(line, rest), False
     pieces, quoted, size = [line], True, len(line)
     for char in rest:
         size += 1
@@ -228,6 +229,16 @@ def header_record(line: str, rest: Iterator[str]) -> tuple[str, str | None]:
             quoted = not quoted
         elif not quoted and char in "\r\n":  # the record's end
             ending = "\r\n" if char == "\r" and next(rest, "") == "\n" else char
-            return "".join(pieces), ending
+            return "".join(pieces), ending, True
         pieces.append(char)
-    return line.rstrip("\r\n"), None
+    return line.rstrip("\r\n"), None, False
+
+
+def _ending(line: str, rest: Iterator[str]) -> str | None:
+    """The line break ending ``line`` (a first line read up to its LF or CR): a CR followed by an LF
+    is a CRLF's half."""
+    if line.endswith("\n"):
+        return "\r\n" if line.endswith("\r\n") else "\n"
+    if line.endswith("\r"):
+        return "\r\n" if next(rest, "") == "\n" else "\r"
+    return None

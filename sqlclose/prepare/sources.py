@@ -985,9 +985,12 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     rename a repeated one (ssn → ssn_1) — and the delimiter, given or told by the header."""
     # A header whose quoted name holds a line break is read whole, the file with the ending after it
     records = [_header_record(f, read.encoding) for f in files]
-    headers = [line for line, _ in records]
-    endings = {ending for _, ending in records}
+    headers = [line for line, _, _ in records]
+    endings = {ending if broken else None for _, ending, broken in records}
     new_line = endings.pop() if len(endings) == 1 else None  # files of one source ending alike, or unsaid
+    # Every header's ending, for Spark's reader (``FileRead.line_ending``): files ending alike, or unsaid
+    line_endings = {ending for _, ending, _ in records}
+    line_ending = line_endings.pop() if len(line_endings) == 1 else None
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
     # Spaces around a name are no part of it, as DuckDB's own reader takes a header (' age ' is age); a
@@ -1018,7 +1021,8 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         # one's): else it may be a first row of data (``problem.shows_columns``).
         told = missing_column(unknown[0], names, str(read.path), [*read.types, *read.numeric])
         raise DataError(f"[source] types: {told}; correct the name or remove it from types")
-    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line)
+    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line,
+                               line_ending=line_ending)
 
 
 def _header_fields(line: str, delimiter: str) -> list[str]:
@@ -1041,8 +1045,8 @@ def _refuse_compressed(path: Path, head: bytes) -> None:
                          f"in a [source] query, {query}, with folder = its folder")
 
 
-def _header_record(path: Path, encoding: str) -> tuple[str, str | None]:
-    """The header record and, when a quoted name of it holds a line break, the line ending after it
+def _header_record(path: Path, encoding: str) -> tuple[str, str | None, bool]:
+    """The header record, the line ending after it and whether a quoted name of it holds a line break
     (``csv_lines.header_record``), the file opened once. UTF-16 is read little-endian, with or without
     its byte-order mark, as the engine reads it."""
     utf16 = encoding.lower() == "utf-16"
@@ -1057,7 +1061,7 @@ def _header_record(path: Path, encoding: str) -> tuple[str, str | None]:
         try:
             return header_record(line, _characters(handle, decoder))
         except UnicodeDecodeError:  # past line 1, in a quoted name: the line read as before, its quote told
-            return line.rstrip("\r\n"), None
+            return line.rstrip("\r\n"), None, False
 
 
 def _header_line(handle: BinaryIO, decoder: codecs.IncrementalDecoder, path: Path, encoding: str) -> str:
