@@ -79,8 +79,20 @@ def prepared(engine, the_spec=None, rows: list[tuple] = ROWS):
     return prepare(opened.engine, opened.relation, the_spec or spec(), opened.label)
 
 
-def test_the_problem_is_the_one_counted_by_hand(spark) -> None:
+def test_the_problem_is_the_one_counted_by_hand(spark, monkeypatch, request) -> None:
+    """The problem's counts are those counted by hand from ROWS; and, read in the same preparation,
+    only the collect and the typed column's questions read the values on Spark when collected
+    (Spark reads the column values once, plus the typed column's two questions: its values as
+    text, its missing values); not collected, every question is asked there."""
+    statements = recorded(monkeypatch, SparkEngine, "_run")
     problem = prepared(spark)
+    reads = [s for s in statements if "__sqlclose_column_values_" in s]
+    if request.node.callspec.params["spark"] == "collected":
+        # 256 MiB at 12 + 9 × 4 + 16 bytes a row of 4 coded columns, and one row past it.
+        assert len(reads) == 3 and "LIMIT 4194305" in reads[0], reads
+    else:  # the refused or failed collect, NULL counts, the rule's values, leaf counts, two per sensitive column,
+        # and the leaves a hierarchical sensitive column holds (its distance is over them: docs/emd.md)
+        assert len(reads) == 9, reads
     assert problem.input_rows == problem.rows == 5
     age, zip_ = (qi.hierarchy for qi in problem.qis)
     assert age.leaves == ["23", "37", "41"]  # the rules' values, read from the column values
@@ -120,21 +132,6 @@ def test_a_null_only_a_dropped_row_holds_stops_nothing(spark, duck) -> None:
         assert problem.sas[0].q.tolist() == [2.0, 2.0, 1.0]
         with pytest.raises(DataError, match=re.escape("column 'disease' has 1 NULL value")):
             prepared(engine, rows=[*ROWS, kept_null])
-
-
-def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spark(spark, monkeypatch,
-                                                                                  request) -> None:
-    """Collected: Spark reads the column values once, plus the typed column's two questions (its
-    values as text, its missing values); not collected, every question is asked there."""
-    statements = recorded(monkeypatch, SparkEngine, "_run")
-    prepared(spark)
-    reads = [s for s in statements if "__sqlclose_column_values_" in s]
-    if request.node.callspec.params["spark"] == "collected":
-        # 256 MiB at 12 + 9 × 4 + 16 bytes a row of 4 coded columns, and one row past it.
-        assert len(reads) == 3 and "LIMIT 4194305" in reads[0], reads
-    else:  # the refused or failed collect, NULL counts, the rule's values, leaf counts, two per sensitive column,
-        # and the leaves a hierarchical sensitive column holds (its distance is over them: docs/emd.md)
-        assert len(reads) == 9, reads
 
 
 @pytest.mark.parametrize(("changes", "message", "listed"), [

@@ -109,6 +109,7 @@ def test_duckdb_plans_it_as_a_join_not_a_decorrelated_subquery():
                                "OR (v // 10 = 2 AND v % 7 = 4))").fetchone()
 
 
+@pytest.mark.spark
 def test_spark_keeps_the_same_rows(spark_session):
     rng = random.Random(5)
     for _ in range(3):
