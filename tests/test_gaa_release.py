@@ -16,6 +16,8 @@ import json
 import math
 import random
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -509,6 +511,26 @@ def _gaa_project(folder, suppression: float = 0.0, sensitive: bool = True, strat
     return folder / "spec.toml"
 
 
+@pytest.fixture(scope="module")
+def gaa_written(tmp_path_factory) -> Callable[[str], tuple[Path, Path]]:
+    """Table 3 released by ``sqlclose anonymize`` from ``_gaa_project``'s spec, once per strategy for
+    the tests below that check edited copies of its report: (the spec, the release)."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    written: dict[str, tuple[Path, Path]] = {}
+
+    def of(strategy: str) -> tuple[Path, Path]:
+        if strategy not in written:
+            spec = _gaa_project(tmp_path_factory.mktemp(f"gaa_{strategy}"), strategy=strategy)
+            assert CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"]).exit_code == 0
+            written[strategy] = spec, spec.parent / "out" / "release.parquet"
+        return written[strategy]
+
+    return of
+
+
 def test_a_dry_run_and_explain_say_gaa_and_refuse_what_its_run_refuses(tmp_path):
     """Review of the sixty-fourth round: `--dry-run` and `explain` described an Incognito run for a
     GAA spec (the lattice's size, the release query at the bottom node, a suppression limit GAA
@@ -573,7 +595,7 @@ def _oracle_classes_per_level(path) -> dict[str, dict[str, int]]:
     (lambda g: g["age"].update(levels=9), "generalization.age.levels: the report says 9, the column's hierarchy has 4"),
     (lambda g: g["age"].update(classes_per_level={"2": 3}), "the report's counts add up to 3 classes"),
 ])
-def test_a_gaa_reports_classes_per_level_are_checked_against_the_file(tmp_path, edit, field):
+def test_a_gaa_reports_classes_per_level_are_checked_against_the_file(tmp_path, gaa_written, edit, field):
     """Review of the sixty-fourth round: `check --against` (with the spec) and the sign-off page
     vouched for a GAA report's generalization claims edited — zip's classes all at level 0 over a
     file holding 476** and 4790*, zip at its top, age of 9 levels — since every per-column check
@@ -584,9 +606,7 @@ def test_a_gaa_reports_classes_per_level_are_checked_against_the_file(tmp_path, 
 
     from sqlclose.cli import main
 
-    spec = _gaa_project(tmp_path)
-    out = tmp_path / "out" / "release.parquet"
-    assert CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"]).exit_code == 0
+    spec, out = gaa_written("S3")
     doc = json.loads(out.with_name("release.parquet.report.json").read_text())
     assert {name: g["classes_per_level"] for name, g in doc["generalization"].items()} == \
         _oracle_classes_per_level(out)
@@ -667,7 +687,7 @@ def _oracle_shares(path) -> tuple[float, float, float, float]:
 
 
 @pytest.mark.parametrize("strategy", ["S1", "S3"])
-def test_a_gaa_reports_shares_are_held_to_the_files_labels(tmp_path, strategy):
+def test_a_gaa_reports_shares_are_held_to_the_files_labels(tmp_path, gaa_written, strategy):
     """The eighty-seventh round's review: a GAA report's generalized_percent (26.8 → 0 or 100) and
     root_percent (7.4 → 0) passed `check --against`, with the spec too. Now the file's labels decide
     them (bounded where a label could stand at two levels, or a column's levels are unknown: a mask
@@ -676,9 +696,7 @@ def test_a_gaa_reports_shares_are_held_to_the_files_labels(tmp_path, strategy):
 
     from sqlclose.cli import main
 
-    spec = _gaa_project(tmp_path, strategy=strategy)
-    out = tmp_path / "out" / "release.parquet"
-    assert CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"]).exit_code == 0
+    spec, out = gaa_written(strategy)
     doc = json.loads(out.with_name("release.parquet.report.json").read_text())
     generalized, root, low, high = _oracle_shares(out)
     assert doc["utility"]["generalized_percent"] == pytest.approx(generalized, rel=1e-12)
