@@ -3,9 +3,9 @@
 Measured by SQL over the file, as it is read back (``open_source``): its columns (names, in order),
 its classes (a ``GROUP BY`` over the quasi-identifier columns: how many, the smallest, the rows and
 Σ size², from one row of aggregates), and per quasi-identifier the labels it holds (distinct values
-as text: how many, the first ``shown`` in text order, and how many are not labels of each given level
-of the column's hierarchy: two queries per column). Python sees a few rows per column, never the
-file's rows.
+as text: how many, the first ``shown`` in text order, how many of a report's listed labels it holds,
+and how many are not labels of each given level of the column's hierarchy: two queries per column).
+Python sees a few rows per column, never the file's rows.
 """
 
 from __future__ import annotations
