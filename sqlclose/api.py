@@ -211,11 +211,11 @@ def _prepared(opened: Opened, spec: Spec, key: str | None) -> tuple[Problem, Sea
     operator's ``key`` when given, whose one pass gives the report's fingerprint too (``fingerprint_of``:
     its HMAC; on Spark the text digest, which is the fingerprint), where until the ninety-ninth round
     the fingerprint was a second pass; else under a key of this run's own, and the report records no
-    fingerprint. The digest itself is never published. Until the ninety-seventh round a source without
-    the operator's key was fingerprinted after the scan: a table changed during the scan was searched
-    on one set of rows and published from another. A source of files (a Parquet file, folder or
-    pattern, a CSV, a database file): their stamps as the source was opened, before a row was read
-    (``Opened.stamps``), a change since refused alike."""
+    fingerprint. DuckDB's typed digest itself is never published. Until the ninety-seventh round a
+    source without the operator's key was fingerprinted after the scan: a table changed during the scan
+    was searched on one set of rows and published from another. A source of files (a Parquet file,
+    folder or pattern, a CSV, a database file): their stamps as the source was opened, before a row
+    was read (``Opened.stamps``), a change since refused alike."""
     searched, fingerprint = None, None
     if opened.live:
         change_key = key or secrets.token_hex(16)

@@ -17,12 +17,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 from table3_project import invoke, table3_project
+from test_killed_placing_rollback import _sqlclose as killed_or_whole_run
 
 OLD = b"old release, kept elsewhere\n"
 
@@ -103,19 +103,6 @@ def test_links_a_release_is_not_written_through_are_refused(tmp_path):
     assert given.exit_code == 0 and (d / "r.csv").is_symlink(), given.output
 
 
-KILLED_AFTER_SETTING_ASIDE = """
-import os, runpy, signal, sys
-real = os.replace
-def replace(src, dst, **kw):
-    real(src, dst, **kw)
-    if ".sqlclose-" in str(src) + str(dst) and not str(dst).endswith(".live"):  # not the run's mark of life
-        os.kill(os.getpid(), signal.SIGKILL)
-os.replace = replace
-sys.argv = ["sqlclose"] + sys.argv[1:]
-runpy.run_module("sqlclose.cli", run_name="__main__")
-"""
-
-
 def test_a_run_killed_placing_through_a_link_is_rolled_back_where_it_placed(tmp_path):
     """Killed once the old release was set aside (the link then names nothing): the next run, which
     stops early (k = 10 over nine rows, exit 3), puts it back beside the file the link names."""
@@ -124,12 +111,9 @@ def test_a_run_killed_placing_through_a_link_is_rolled_back_where_it_placed(tmp_
     (d / "k10.toml").write_text((d / "spec.toml").read_text().replace("k = 3", "k = 10"))
     real = d / "elsewhere" / "real.parquet"
     (d / "out.parquet").symlink_to(real)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
 
     def run(spec: str, killed: bool = False) -> subprocess.CompletedProcess:
-        command = ["-c", KILLED_AFTER_SETTING_ASIDE] if killed else ["-m", "sqlclose.cli"]
-        return subprocess.run([sys.executable, *command, "anonymize", spec, "-o", "out.parquet", "--overwrite",
-                               "--no-progress", "-q"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+        return killed_or_whole_run(d, spec, "-o", "out.parquet", "--overwrite", killed=killed)
 
     real.write_bytes(OLD)
     assert run("spec.toml").returncode == 0

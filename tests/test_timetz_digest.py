@@ -1,5 +1,5 @@
 """A live DuckDB table's TIMETZ value rewritten at another offset between a check's passes. The typed
-digest (``prepare.rows_digest._hashed``) hashes a TIMETZ as it is, not by its text as an interval:
+digest (``prepare.digests._hashed``) hashes a TIMETZ as it is, not by its text as an interval:
 DuckDB 2.0.1 tells '12:00:00+01' from '11:00:00+00' (the same instant) in ``=`` and in ``HASH``, so
 the change is seen. A guard of that reliance (ninety-ninth round): it passed before, and fails when
 the digest hashes the instant alone (``timezone('UTC', v)``), which a DuckDB comparing TIMETZ by

@@ -3,9 +3,9 @@
 Measured by SQL over the file, as it is read back (``open_source``): its columns (names, in order),
 its classes (a ``GROUP BY`` over the quasi-identifier columns: how many, the smallest, the rows and
 Σ size², from one row of aggregates), and per quasi-identifier the labels it holds (distinct values
-as text: how many, the first ``shown`` in text order, and how many are not labels of each given level
-of the column's hierarchy: two queries per column). Python sees a few rows per column, never the
-file's rows.
+as text: how many, the first ``shown`` in text order, how many of a report's listed labels it holds,
+and how many are not labels of each given level of the column's hierarchy: two queries per column).
+Python sees a few rows per column, never the file's rows.
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def _with_classes_per_level(engine: Engine, relation: exp.Expression, qis: Seque
     at = {what: {int(r["level"]): (int(r[f"must_{what}"]), int(r[f"could_{what}"])) for r in rows
                  if r["level"] is not None} for what in ("classes", "rows")}
     unplaced = sum(int(r["could_classes"]) for r in rows if r["level"] is None)
-    return LabelFigures(found.count, found.first, found.outside, at["classes"], unplaced, rows_at=at["rows"])
+    return replace(found, classes_at=at["classes"], classes_at_no_level=unplaced, rows_at=at["rows"])
 
 
 def _classes_per_label(relation: exp.Expression, qis: Sequence[str], name: str, alias: str = "value") -> exp.Select:
@@ -301,9 +301,8 @@ def _with_pattern_classes_per_level(engine: Engine, per_label: exp.Select, patte
     row = engine.fetch_row(exp.select(*sums).from_(per_label.subquery("v")), params.values)
     at = {what: {lv: (int(row[f"must_{what}{lv}"] or 0), int(row[f"could_{what}{lv}"] or 0))
                  for lv in range(len(tests))} for what in ("classes", "rows")}
-    return LabelFigures(found.count, found.first, found.outside, {lv: c for lv, c in at["classes"].items() if c[1]},
-                        int(row["none"] or 0), found.unjudged,
-                        rows_at={lv: c for lv, c in at["rows"].items() if c[1]})
+    return replace(found, classes_at={lv: c for lv, c in at["classes"].items() if c[1]},
+                   classes_at_no_level=int(row["none"] or 0), rows_at={lv: c for lv, c in at["rows"].items() if c[1]})
 
 
 def _level_tests(pattern: PatternLevels, first: list[str], params: q.Params) -> list[exp.Expression]:

@@ -9,6 +9,9 @@ Nothing of a line but its ending is read into the message.
 
 DuckDB's other CSV errors name a record (``CSV Error on Line: N`` counts records, not lines); the
 line an editor shows is found by ``csv_records`` and named instead (``editor_lines``).
+
+A CSV's header record (read whole where a quoted name holds a line break) and the line ending after
+it, which the engines' readers are told, are found here too (``header_record``).
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ changed while a run, a sweep or a check read them (``rows_digest``), and other e
 A caller's table, Arrow table or pandas DataFrame is read where it lives at every pass, so its rows
 are digested before the first pass and after the last (``Opened.keep_rows`` for a sweep or a check;
 ``api._prepared`` and ``SearchedRows`` for a run, its second digest after the release's re-check),
-under the operator's key when a run is given one, else under a key of the run's own; that digest is never
-published. The report's fingerprint (``keyed_fingerprint``, recomputed by the nightly "up to date"
-check) is an HMAC of the same digest under the operator's key: a run takes it from its change test's
-first pass (``fingerprint_of``).
+under the operator's key when a run is given one, else under a key of the run's own. The report's
+fingerprint (``keyed_fingerprint``, recomputed by the nightly "up to date" check) is that digest under
+the operator's key, on DuckDB its HMAC (the typed digest itself is never published), elsewhere the
+keyed text digest as it is: a run takes it from its change test's first pass (``fingerprint_of``).
 
 On DuckDB each row is hashed typed (0.3 s per million rows of sixteen columns, where each row cast to
 text and MD5-hashed took 4.3 s, the text cast most of it; docs/performance.md, ninety-eighth round),

@@ -17,7 +17,7 @@ import io
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -981,16 +981,14 @@ CSV_ENCODINGS = ("latin-1", "utf-16", "utf-8")  # [source] encoding's values, in
 
 
 def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
-    """Read the header line (only it) of each file: the column names as written — DuckDB would
-    rename a repeated one (ssn → ssn_1) — and the delimiter, given or told by the header."""
+    """Read the header record (only it) of each file: the column names as written — DuckDB would
+    rename a repeated one (ssn → ssn_1) —, the delimiter, given or told by the header, and the line
+    ending after the record (``FileRead.new_line``, ``FileRead.line_ending``)."""
     # A header whose quoted name holds a line break is read whole, the file with the ending after it
     records = [_header_record(f, read.encoding) for f in files]
     headers = [line for line, _, _ in records]
-    endings = {ending if broken else None for _, ending, broken in records}
-    new_line = endings.pop() if len(endings) == 1 else None  # files of one source ending alike, or unsaid
-    # Every header's ending, for Spark's reader (``FileRead.line_ending``): files ending alike, or unsaid
-    line_endings = {ending for _, ending, _ in records}
-    line_ending = line_endings.pop() if len(line_endings) == 1 else None
+    new_line = _alike(ending if broken else None for _, ending, broken in records)
+    line_ending = _alike(ending for _, ending, _ in records)  # every header's, for Spark's reader
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
     # Spaces around a name are no part of it, as DuckDB's own reader takes a header (' age ' is age); a
@@ -1023,6 +1021,12 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         raise DataError(f"[source] types: {told}; correct the name or remove it from types")
     return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line,
                                line_ending=line_ending)
+
+
+def _alike(endings: Iterable[str | None]) -> str | None:
+    """The line ending of every file of a source, where they end alike; else None (unsaid)."""
+    found = set(endings)
+    return found.pop() if len(found) == 1 else None
 
 
 def _header_fields(line: str, delimiter: str) -> list[str]:

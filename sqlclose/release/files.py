@@ -269,8 +269,9 @@ def folder_releases_around(path: Path) -> list[tuple[Path, str]]:
 
 
 def _folders_above(path: Path) -> list[Path]:
-    """The folders above ``path`` as written, then each of them resolved with the folders above that:
-    every name under which a release's folder and its report beside it may be found."""
+    """The folders above ``path`` as written and above the file it resolves to (a link's target, where
+    a release is placed: ``placed_at``), then each of them resolved with the folders above that: every
+    name under which a release's folder and its report beside it may be found."""
     written = list(dict.fromkeys([*Path(os.path.abspath(path)).parents, *Path(os.path.realpath(path)).parents]))
     resolved = [level for folder in written for level in (Path(os.path.realpath(folder)),
                                                              *Path(os.path.realpath(folder)).parents)]

@@ -83,14 +83,16 @@ def measure_node(problem: Problem, criteria: Sequence[Criterion],
 class SearchedRows:
     """A source that can change while the release is open, as it was searched: one read where it lives
     each time (a ``(connection, table)`` pair, a DataFrame, an Arrow table) by its rows' digest under the
-    operator's key, else one of the run's own (``rows_digest``, never published), a source of files by
-    their stamps. A release written after an UPDATE held the new rows, re-checked against the new table,
-    under the report's fingerprint of the old one."""
+    operator's key, else one of the run's own (``rows_digest``: published only as the report's
+    fingerprint, ``digests.fingerprint_of``), a source of files by their stamps. A release written after
+    an UPDATE held the new rows, re-checked against the new table, under the report's fingerprint of the
+    old one."""
 
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
     # Its rows_digest under ``key``; None: a source of files read where they lie, told changed by ``stamps`` alone.
-    # Under the operator's key when one was given (the report's fingerprint is its HMAC): never shown.
+    # Under the operator's key when one was given (the report's fingerprint is its HMAC on DuckDB, never
+    # the typed digest itself; on Spark the keyed text digest is the fingerprint).
     digest: str | None = field(repr=False)
     # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
     # the source was opened (``Opened.stamps``): a file's device, inode, size and modification time, a
