@@ -30,7 +30,7 @@ from sqlclose.errors import (
 from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
-from sqlclose.model.text import counted, named
+from sqlclose.model.text import counted, name_shown, named
 from sqlclose.prepare.sources import SourceLike, brings_engine, magic_format
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
@@ -180,8 +180,8 @@ def _verified(path: Path, report_path: Path, spec: Spec | str | Path | None, eng
     known_levels = {name: count for name, labels in level_labels.items()
                     if (count := _level_count(labels, (figures.labels or {}).get(name))) is not None}
     problems += claims.lattice_claims(doc, known_levels) + claims.several_level_claims(doc, figures, known_levels)
-    notes.lines += [f"the level of column {name!r} was not checked against the file's labels: some of its band "
-                    "labels have edges of more digits than the check's arithmetic holds (38)"
+    notes.lines += [f"the level of column {name_shown(name)} was not checked against the file's labels: some of its "
+                    "band labels have edges of more digits than the check's arithmetic holds (38)"
                     for name, f in (figures.labels or {}).items() if f.unjudged]
     problems += claims.label_claims(*_labels_as_read(doc, figures, notes), figures, MAX_LABELS_SHOWN)
     altered, unaltered = alterations.alteration_claims(
@@ -227,11 +227,11 @@ def _t_against_release(name: str, entry: dict, claimed: Any, measured: dict, mod
 
     distance = entry.get("distance")
     if distance not in measured["distances"]:
-        judged = f"judges {name!r} by {claims.as_json(model.distance)}" if model is not None else \
+        judged = f"judges {name_shown(name)} by {claims.as_json(model.distance)}" if model is not None else \
             "gives no model of it"
         return [f"privacy.sensitive.{name}.distance: the report says {claims.as_json(distance)}, the spec given "
-                f"(--spec) {judged}, and the file's {name!r} was not measured by {claims.as_json(distance)}: give the "
-                "release's spec"]
+                f"(--spec) {judged}, and the file's {name_shown(name)} was not measured by {claims.as_json(distance)}: "
+                "give the release's spec"]
     return claims.differs(f"t_against_release.{name}", claimed, measured["distances"][distance]["reached"])
 
 
@@ -261,9 +261,9 @@ def _refuse_another_table(table: str | None, output: dict, report_path: Path) ->
     ``check DB --table B --against A.report.json`` said B matched)."""
     if table is None or (output.get("table") and table_identity(table) == table_identity(output["table"])):
         return  # one table however it is spelled (People, main.people), as its report's name has it
-    of = f"table {output['table']!r}" if output.get("table") else "a file, not a database table"
-    raise SpecError(f"--table {table!r}: the report {report_path} is of {of}; give the report of table {table!r}, "
-                    "or leave --table out (the report names its table)")
+    of = f"table {name_shown(output['table'])}" if output.get("table") else "a file, not a database table"
+    raise SpecError(f"--table {name_shown(table)}: the report {report_path} is of {of}; give the report of table "
+                    f"{name_shown(table)}, or leave --table out (the report names its table)")
 
 
 def _refuse_newer_schema(doc: dict, report_path: Path) -> None:
@@ -438,8 +438,8 @@ def _labels_as_read(doc: dict, figures: Any, notes: _Notes) -> tuple[dict, dict[
             continue
         among[name] = (figures.labels_held or {})[name]
         if among[name] == len(texts):  # else label_claims says how many the file lacks
-            notes.lines.append(f"the labels of column {name!r} were found among the file's values, read as its "
-                               f"column's type; that they are its first {len(texts)} in the warehouse's text "
+            notes.lines.append(f"the labels of column {name_shown(name)} were found among the file's values, read as "
+                               f"its column's type; that they are its first {len(texts)} in the warehouse's text "
                                "order was not judged (the file writes its values otherwise)")
     return {**doc, "generalization": generalization}, among
 
@@ -508,7 +508,7 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None,
             entry = doc["hierarchies"][name]
             h = Hierarchy.from_csv(_unchanged_hierarchy(name, entry, notes), entry.get("delimiter", ";"))
         if h is None:
-            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: its "
+            notes.lines.append(f"the level of column {name_shown(name)} was not checked against the file's labels: its "
                                "hierarchy is given in the spec (a tree, or a rule), not a file the report names; "
                                "pass the release's spec (--spec) to check it")
             continue
@@ -707,7 +707,7 @@ def _unread_partitions(engine: DuckDBEngine, written: exp.Expression, parsed: di
             for i, (c, t) in enumerate(zip(columns, typed))]
     row = engine.fetch_row(exp.select(*lost, exp.Count(this=exp.Star()).as_("n")).from_(written.copy()))
     told = [f"output.column_types.{c}: the report says {as_json(types[c])}, which reads {row[f'c{i}']} of the "
-            f"folder's {row['n']} rows' {c!r} (their partition folders' names) as no value"
+            f"folder's {row['n']} rows' {name_shown(c)} (their partition folders' names) as no value"
             for i, c in enumerate(columns) if row[f"c{i}"]]
     return "; ".join(told) or None
 
@@ -740,8 +740,8 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _N
     given: dict[str, Any] = {}
     if entry.get("distance") == "hierarchical":
         if hierarchy is None:
-            raise InputError(f"column {name!r} uses the hierarchical distance and the report names no hierarchy file "
-                             "for it: give the release's spec (--spec)")
+            raise InputError(f"column {name_shown(name)} uses the hierarchical distance and the report names no "
+                             "hierarchy file for it: give the release's spec (--spec)")
         file = _unchanged_hierarchy(name, hierarchy, notes)
         given["hierarchy"] = {"file": file, "delimiter": hierarchy.get("delimiter", ";")}
     given.update({"distance": entry.get("distance", "equal"), "t": entry.get("t")})
@@ -790,8 +790,8 @@ def _unchanged_hierarchy(name: str, hierarchy: dict, notes: _Notes) -> Path:
         state = "changed since the release (or $SQLCLOSE_FINGERPRINT_KEY is not the release's key)"
     else:
         return file
-    raise InputError(f"the hierarchy of column {name!r} ({file}) {state}: give the release's spec (--spec) with "
-                     "the hierarchy it used")
+    raise InputError(f"the hierarchy of column {name_shown(name)} ({file}) {state}: give the release's spec (--spec) "
+                     "with the hierarchy it used")
 
 
 def _reached(measured: dict, key: str) -> Any:

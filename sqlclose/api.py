@@ -19,7 +19,7 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node, refuse_node_to_gaa
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
-from sqlclose.model.text import counted, file_sha256, read_once
+from sqlclose.model.text import counted, file_sha256, name_shown, read_once
 from sqlclose.prepare.digests import fingerprint_of, rows_digest
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
@@ -109,7 +109,7 @@ def _checked_arguments(engine: Engine | None, fingerprint_key: object, output_fo
     if fingerprint_key is not None and not isinstance(fingerprint_key, str):
         raise InputError(f"fingerprint_key is the operator's secret as text, not a {type(fingerprint_key).__name__}")
     if output_format is not None and output_format not in WRITERS:
-        raise InputError(f"output_format {output_format!r} is not one sqlclose writes: {', '.join(WRITERS)}")
+        raise InputError(f"output_format {name_shown(output_format)} is not one sqlclose writes: {', '.join(WRITERS)}")
     columns = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
     if columns and output_format != "parquet-folder":
         raise InputError("partition_by is a Parquet folder's: give output_format=\"parquet-folder\" with it")
@@ -292,8 +292,8 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
     source = hist.warehouse_source(spec)
     dialect = hist.dialect_of(spec, dialect)
     if spec.search.algorithm != "incognito":
-        raise SpecError(f"[search] algorithm = {spec.search.algorithm!r}: the warehouse path releases a full-domain "
-                        "generalization (incognito), whose lookups the release query carries")
+        raise SpecError(f"[search] algorithm = {name_shown(spec.search.algorithm)}: the warehouse path releases a "
+                        "full-domain generalization (incognito), whose lookups the release query carries")
     started = time.perf_counter()
     histogram = Path(histogram).expanduser()  # "~": the home folder, as in a spec
     opened = hist.open_histogram(histogram, spec)
@@ -455,7 +455,7 @@ def _requirement(criterion: Criterion, spec: Spec) -> str:
     if isinstance(criterion, KAnonymity):
         return f"k = {criterion.k}"
     name = criterion.column.name  # type: ignore[attr-defined]  # every other criterion is a sensitive column's
-    return f"{_model_term(spec.sensitive[name], criterion.key)} on {name!r}"
+    return f"{_model_term(spec.sensitive[name], criterion.key)} on {name_shown(name)}"
 
 
 def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
@@ -493,10 +493,10 @@ def hierarchy_column(spec: Spec, column: str) -> None:
     """Refuse a column that has no hierarchy in the spec, naming those that have one."""
     with_hierarchy = [name for name, s in spec.sensitive.items() if s.hierarchy is not None]
     if column not in spec.quasi_identifiers and column not in with_hierarchy:
-        sensitive = f"; sensitive with a hierarchy: {', '.join(repr(c) for c in with_hierarchy)}" \
+        sensitive = f"; sensitive with a hierarchy: {', '.join(name_shown(c) for c in with_hierarchy)}" \
             if with_hierarchy else ""
-        raise SpecError(f"{column!r} is neither a quasi-identifier of the spec nor a sensitive column with a "
-                        f"hierarchy (quasi-identifiers: {', '.join(repr(c) for c in spec.quasi_identifiers)}"
+        raise SpecError(f"{name_shown(column)} is neither a quasi-identifier of the spec nor a sensitive column with a "
+                        f"hierarchy (quasi-identifiers: {', '.join(name_shown(c) for c in spec.quasi_identifiers)}"
                         f"{sensitive})")
 
 
@@ -597,7 +597,8 @@ def _no_solution_message(spec: Spec, problem: Problem, size: int) -> str:
     which and why: a class holds no more distinct values than the whole table, so distinct_l, p and
     recursive's l past the table's distinct values fail at every node, which "relax t or k" did not
     say (the sixty-second round's review). Only that the table holds fewer is told, not how many."""
-    parts = [f"k = {spec.k}"] + [f"{', '.join(_model_terms(s))} on {name!r}" for name, s in spec.sensitive.items()]
+    parts = [f"k = {spec.k}"] + [f"{', '.join(_model_terms(s))} on {name_shown(name)}"
+                                 for name, s in spec.sensitive.items()]
     asked = (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
              f"(searched the lattice of {size} nodes over {problem.rows} rows)")
     impossible = _beyond_the_table(spec, problem)
@@ -637,12 +638,15 @@ def _beyond_the_table(spec: Spec, problem: Problem) -> list[str]:
         if s.entropy_l is not None and s.entropy_l > distinct:  # exp(entropy) of m values is at most m
             needs.append(("entropy_l", s.entropy_l))
         for key, value in needs:
-            told.append(f"{key} = {value:g} on {sa.name!r} can hold in no class, since the whole table holds fewer "
-                        f"than {value:g} distinct values of {sa.name!r}: lower it, or add rows that hold more values")
+            told.append(f"{key} = {value:g} on {name_shown(sa.name)} can hold in no class, since the whole table holds "
+                        "fewer "
+                        f"than {value:g} distinct values of {name_shown(sa.name)}: lower it, or add rows that hold "
+                        "more values")
         r = s.recursive
         if r is not None and r.l <= distinct and r.c * (distinct - r.l + 1) <= 1:
             # r1 < c (r_l + … + r_m) with r_l + … + r_m ≤ (m − l + 1) r1 and m ≤ the table's distinct values
-            told.append(f"recursive (c = {r.c:g}, l = {r.l}) on {sa.name!r} can hold in no class, since a class holds "
-                        f"no more distinct values of {sa.name!r} than the whole table, too few for c = {r.c:g} "
-                        "(a class of m values needs c above 1 / (m − l + 1)): raise c, or lower l")
+            told.append(f"recursive (c = {r.c:g}, l = {r.l}) on {name_shown(sa.name)} can hold in no class, since a "
+                        "class holds "
+                        f"no more distinct values of {name_shown(sa.name)} than the whole table, too few for c = "
+                        f"{r.c:g} (a class of m values needs c above 1 / (m − l + 1)): raise c, or lower l")
     return told

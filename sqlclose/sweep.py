@@ -25,7 +25,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, OutputExistsError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
-from sqlclose.model.text import given_items, not_finite
+from sqlclose.model.text import given_items, name_shown, not_finite
 from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn
 from sqlclose.prepare.sources import Opened, SourceLike
@@ -312,7 +312,7 @@ class SweepResult:
         measures = None if measures is None else given_items(measures)
         unknown = [m for m in measures or [] if m not in LABELS]
         if unknown:
-            raise InputError(f"no chart for measure {unknown[0]!r}; choose from {', '.join(LABELS)}")
+            raise InputError(f"no chart for measure {name_shown(unknown[0])}; choose from {', '.join(LABELS)}")
         folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
         wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
         self._refuse_inputs([folder / f"{measure}.png" for measure in wanted], "chart", "the chart")
@@ -436,7 +436,7 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] 
     allowed = [m for m in METRIC_NAMES if not (algorithm == "gaa" and m == "discernibility")]
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
-        raise SpecError(f"unknown metric {unknown[0]!r} for {algorithm}; choose from {', '.join(allowed)}")
+        raise SpecError(f"unknown metric {name_shown(unknown[0])} for {algorithm}; choose from {', '.join(allowed)}")
     for name in metrics:  # a metric that chooses nothing with these QIs, refused before the data are read
         refuse_blind_metric(name, algorithm, list(spec.quasi_identifiers))
     with leaves_as_found(engine):  # a caller's engine: what the sweep made there goes at its end
@@ -765,19 +765,20 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
     if t is not None:
         bound = DISTANCE_BOUNDS.get(s.distance, math.inf)
         if t > bound:  # the spec refuses such a t; model_copy below would not (it skips validation)
-            raise InputError(f"t = {t:g} is above {bound:g}, the largest {s.distance} distance of {sas[0].name!r}: "
+            raise InputError(f"t = {t:g} is above {bound:g}, the largest {s.distance} distance of "
+                             f"{name_shown(sas[0].name)}: "
                              f"an Incognito t sweep replaces that column's t (its EMD bound, 0–{bound:g}); the paper's "
                              "L1 t-closeness value (0–2) is GAA's t")
         update["t"] = t
     if l is not None:
         model = _swept_l_model(s)
         if model is None:
-            raise SpecError(f"an l sweep replaces the l of an l-diversity model, and {sas[0].name!r} has none: give "
-                            "it entropy_l, distinct_l or recursive = {c = …, l = …} in the spec")
+            raise SpecError(f"an l sweep replaces the l of an l-diversity model, and {name_shown(sas[0].name)} has "
+                            "none: give it entropy_l, distinct_l or recursive = {c = …, l = …} in the spec")
         if model != "entropy_l" and l != int(l):
             # int(2.5) ran distinct l = 2 in a row labelled l = 2.5: a weaker model than the row says.
-            raise InputError(f"l = {l:g} is not a whole number, and {sas[0].name!r}'s l-diversity model ({model}) "
-                             "counts distinct values: sweep whole values of l, or use entropy_l")
+            raise InputError(f"l = {l:g} is not a whole number, and {name_shown(sas[0].name)}'s l-diversity model "
+                             f"({model}) counts distinct values: sweep whole values of l, or use entropy_l")
         update[model] = (l if model == "entropy_l" else int(l) if model == "distinct_l"
                          else s.recursive.model_copy(update={"l": int(l)}))
     return [dataclasses.replace(sas[0], spec=s.model_copy(update=update)), *sas[1:]]
@@ -870,10 +871,11 @@ def _node_name(name: str) -> str:
 
 def _strategy(name: str) -> str:
     if not isinstance(name, str):  # name.strip() failed in Python's AttributeError
-        raise InputError(f"a GAA strategy is named by its text, not {name!r}; choose from {', '.join(STRATEGIES)}")
+        raise InputError(f"a GAA strategy is named by its text, not {name_shown(name)}; choose from "
+                         f"{', '.join(STRATEGIES)}")
     fixed = {s.lower(): s for s in STRATEGIES}.get(name.strip().lower())
     if fixed is None:
-        raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
+        raise InputError(f"unknown GAA strategy {name_shown(name)}; choose from {', '.join(STRATEGIES)}")
     return fixed
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from sqlclose.audit.figures import LabelFigures, ReleaseFigures
 from sqlclose.audit.rule_covers import RuleDomain, readings
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.text import agreeing
+from sqlclose.model.text import agreeing, name_shown
 
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # a step's weight counts the leaves it adds
 SEVEN = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
@@ -134,7 +134,7 @@ def _under(name: str, found: LabelFigures | None, h: Hierarchy | None, level: in
     """(leaves below the label, records) per label the file holds, and the suppressed records under
     the top; or None and why not. ``level``: a full-domain release's, None for GAA's."""
     if h is None:
-        return None, (f"the leaves below each label of column {name!r} are not known to the check (its "
+        return None, (f"the leaves below each label of column {name_shown(name)} are not known to the check (its "
                       "hierarchy is a rule given without --spec or without its domain declared, or a tree "
                       "given without --spec)")
     if found is None or found.rows_by_label is None:
@@ -142,14 +142,14 @@ def _under(name: str, found: LabelFigures | None, h: Hierarchy | None, level: in
     labelled = dict(found.rows_by_label)
     nulls = labelled.pop(None, 0)  # nulls = "value" leaves a value at its leaf NULL in the file
     if nulls and level not in (None, 0):
-        return None, f"column {name!r} holds NULL above its leaves, where its hierarchy's labels stand"
+        return None, f"column {name_shown(name)} holds NULL above its leaves, where its hierarchy's labels stand"
     below: dict[str, set[int]] = {}
     for lv in range(h.levels) if level is None else (level,):
         sizes = np.bincount(h.level_codes[:, lv])
         for code, label in enumerate(h.labels(lv)):
             below.setdefault(label, set()).add(int(sizes[code]))
     if any(len(below.get(label, ())) != 1 for label in labelled):
-        return None, (f"some labels of column {name!r} are not labels of its hierarchy"
+        return None, (f"some labels of column {name_shown(name)} are not labels of its hierarchy"
                       + ("" if level is not None else ", or name other leaves at another level"))
     under = [(next(iter(below[label])), n) for label, n in labelled.items()]
     return under + [(1, nulls), (len(h.leaves), suppressed)], ""  # a NULL left at its leaf: one leaf
@@ -201,7 +201,7 @@ def _reading(columns: Mapping[str, ColumnRecords], given: Mapping,
              for pick in choices]
     best = max(range(len(choices)), key=lambda i: (agree[i], -i))
     pick = choices[best]
-    how = ", ".join(f"the bands of column {c!r} {pick[c].reading}" for c in open_)
+    how = ", ".join(f"the bands of column {name_shown(c)} {pick[c].reading}" for c in open_)
     if agree[best] < len(said):
         return {**columns, **pick}, [], f" (reading {how}, the reading most of its figures agree with: no reading " \
             "makes them all)"
@@ -227,7 +227,7 @@ def _derived(name: str, columns: Mapping[str, ColumnRecords],
         return None, "its weights are given per edge, not per level step"
     unplaced = [c for c, col in columns.items() if col.at_level is None]
     if unplaced:
-        return None, (f"the labels of column {unplaced[0]!r} do not tell each record's level (a label of two "
+        return None, (f"the labels of column {name_shown(unplaced[0])} do not tell each record's level (a label of two "
                       "levels, or a rule's labels without --spec)")
     steps = {c: _step_costs(name, col.levels, columns, (level_weights or {}).get(c)) for c, col in columns.items()}
     return _alteration([(steps[c], sorted(col.at_level.items()), col.levels - 1) for c, col in columns.items()])

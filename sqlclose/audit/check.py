@@ -59,7 +59,7 @@ from sqlclose.model.spec import (
     static_hierarchy,
     validation_problems,
 )
-from sqlclose.model.text import counted, given_items, named_once
+from sqlclose.model.text import counted, given_items, name_shown, named_once
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import Opened, open_source, path_format, spec_engine
 from sqlclose.privacy.cell_distances import class_distances
@@ -287,9 +287,9 @@ def _refuse_floats_beside_numbers(name: str, ours: pa.DataType, theirs: pa.DataT
     numbers = all(pa.types.is_floating(t) or _digits(t) is not None for t in (ours, theirs))
     too_wide = ours != theirs and not any(kinds) and numbers and _common_decimal(ours, theirs) is None
     if (kinds[0] != kinds[1] and numbers) or too_wide:
-        raise DataError(f"column {name!r} is {ours} in the checked table and {theirs} in the reference: values are "
-                        "compared by their text, where 5000 and 5000.0 differ; give both one type (e.g. "
-                        f"df[{name!r}].astype('Int64') for a pandas column made float by a missing value)")
+        raise DataError(f"column {name_shown(name)} is {ours} in the checked table and {theirs} in the reference: "
+                        "values are compared by their text, where 5000 and 5000.0 differ; give both one type (e.g. "
+                        f"df[{name_shown(name)}].astype('Int64') for a pandas column made float by a missing value)")
 
 
 def _common_decimal(one: pa.DataType, other: pa.DataType) -> str | None:
@@ -338,9 +338,9 @@ def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
                     out[name] = Sensitive.model_validate(value)
                 except ValidationError as e:  # one line: "sensitive column 's': entropy_l: … (got 0.5)"
                     problems = "; ".join(validation_problems(e, Sensitive))  # its keys, not a whole spec's
-                    raise SpecError(f"sensitive column {name!r}: {problems}") from None
+                    raise SpecError(f"sensitive column {name_shown(name)}: {problems}") from None
                 except Exception as e:
-                    raise SpecError(f"sensitive column {name!r}: {e}") from None
+                    raise SpecError(f"sensitive column {name_shown(name)}: {e}") from None
         return out
     return dict.fromkeys(_names(sensitive, "sensitive"))
 
@@ -353,7 +353,8 @@ def _check_arguments(qi: list[str], models: dict, k: Any, skew: Any, similarity_
         raise InputError("name at least one quasi-identifier column (--qi)")
     both = sorted(set(qi) & set(models))
     if both:
-        raise InputError(f"column {both[0]!r} is listed both as quasi-identifier and as sensitive; give it one role")
+        raise InputError(f"column {name_shown(both[0])} is listed both as quasi-identifier and as sensitive; give it "
+                         "one role")
     at_least_one(k, "k")
     above_one(skew, "skew")
     at_least_one(similarity_level, "similarity_level")
@@ -395,7 +396,7 @@ def _require_similarity_level(sas: list[SensitiveAttribute], level: int) -> None
                       f"give a level every sensitive column's hierarchy has (1..{fits}), or audit the columns in "
                       "separate runs, each with a level its hierarchy has")
             raise OptionError("similarity_level", f"{level} is outside 1..{sa.hierarchy.height} for column "
-                                                  f"{sa.name!r} (hierarchy {sa.hierarchy.origin}): {advice}")
+                                                  f"{name_shown(sa.name)} (hierarchy {sa.hierarchy.origin}): {advice}")
 
 
 def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],
@@ -421,8 +422,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
         _refuse_two_spellings(engine, values, name, where, kinds)
         rows = int(engine.fetch_row(q.float_checks(values, name, engine.is_nan))["non_finite"] or 0)
         if rows and models[name] is not None and models[name].distance == "ordered":
-            raise DataError(f"column {name!r} in {where} holds NaN or an infinity in {counted(rows, 'row')}, which "
-                            "has no place in the order of distance = \"ordered\" (anonymize refuses it): check a "
+            raise DataError(f"column {name_shown(name)} in {where} holds NaN or an infinity in {counted(rows, 'row')}, "
+                            "which has no place in the order of distance = \"ordered\" (anonymize refuses it): check a "
                             "table without those rows, as the release is, or judge the column by distance = "
                             "\"equal\"")
         non_finite |= {name} if rows else set()
@@ -545,8 +546,8 @@ def _refuse_two_spellings(engine: Engine, values: exp.Expression, name: str, whe
     spellings = float_spellings(engine, values, name, kinds)
     if spellings is not None:
         held, fix = spellings
-        raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
-                        f"up as two: normalize it {fix}, as anonymize asks too")
+        raise DataError(f"column {name_shown(name)} in {where} holds {held}, which check would count as one value yet "
+                        f"look up as two: normalize it {fix}, as anonymize asks too")
 
 
 def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:
@@ -554,7 +555,7 @@ def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:
     changed m and every class's distance): refused, as anonymize refuses it (nulls = "value" is not
     allowed there, and nulls = "drop" leaves its rows out, so that a release holds none)."""
     if sa.spec is not None and sa.spec.distance == "ordered" and None in sa.domain:
-        raise DataError(f"column {sa.name!r} in {where} holds NULL, which has no place in the order of "
+        raise DataError(f"column {name_shown(sa.name)} in {where} holds NULL, which has no place in the order of "
                         "distance = \"ordered\" (anonymize refuses it, or leaves its rows out under nulls = "
                         "\"drop\", so its release holds none): check a table without those rows, as the release is, or "
                         "judge the column by distance = \"equal\"")
@@ -584,7 +585,7 @@ def _reference(engine: Engine, reference: Any, needed: list[str], options: FileR
     names = engine.schema(relation).names
     missing = [c for c in needed if c not in names]
     if missing:
-        raise DataError(f"the reference table {label} has no column {missing[0]!r}")
+        raise DataError(f"the reference table {label} has no column {name_shown(missing[0])}")
     dropped = [c for c in drop if c in names]
     return (q.without_nulls(relation, dropped) if dropped else relation,
             str(reference) if isinstance(reference, (str, Path)) else label, opened)

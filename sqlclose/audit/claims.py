@@ -21,6 +21,7 @@ from sqlclose.audit.figures import ReleaseFigures
 from sqlclose.errors import EnvironmentFailure, InputError
 from sqlclose.model.own_files import unreadable_report
 from sqlclose.model.spec import ALL_DISTANCES, GAA_STRATEGIES
+from sqlclose.model.text import name_shown
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
 T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
@@ -320,11 +321,11 @@ def columns_differ(found: Sequence[str], claimed: Sequence[str]) -> str:
     """Which columns differ (names only: never a row's values)."""
     added = [c for c in found if c not in claimed]
     missing = [c for c in claimed if c not in found]
-    parts = ([f"the file has {', '.join(map(repr, added))}, which the report does not list"] if added else []) + \
-            ([f"the file lacks {', '.join(map(repr, missing))}"] if missing else [])
+    parts = ([f"the file has {', '.join(map(name_shown, added))}, which the report does not list"] if added else []) + \
+            ([f"the file lacks {', '.join(map(name_shown, missing))}"] if missing else [])
     repeated = sorted({c for c in claimed if list(claimed).count(c) != list(found).count(c)})
     if repeated:
-        parts.append(f"the report names {', '.join(map(repr, repeated))} a number of times the file does not")
+        parts.append(f"the report names {', '.join(map(name_shown, repeated))} a number of times the file does not")
     if not parts:
         parts = ["the same names in another order"]
     return (f"output.columns: the report says {as_json(list(claimed))}, the file's columns are "
@@ -343,7 +344,7 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     # ... and hold no other column ({"zz": 1} in the lattice kept its size, the product of its levels).
     for where, names in (("lattice.levels", lattice), ("node", node)):
         if extra := [name for name in names or {} if name not in doc["generalization"]]:
-            problems.append(f"{where}: the report names {', '.join(map(repr, extra))}, which is no column of "
+            problems.append(f"{where}: the report names {', '.join(map(name_shown, extra))}, which is no column of "
                             "its generalization")
     for name, g in doc["generalization"].items():
         level, levels = g.get("level"), g.get("levels")
@@ -567,10 +568,10 @@ def sensitive_columns_claims(doc: dict, spec: Any) -> list[str]:
     """With the spec given (--spec): the report's sensitive columns are the spec's, each judged by
     the spec's models (a column the spec does not name stopped the check as an internal error)."""
     held, wanted = doc["privacy"]["sensitive"], spec.sensitive
-    return [f"privacy.sensitive: the spec given (--spec) asks for column {name!r}, the report holds none"
+    return [f"privacy.sensitive: the spec given (--spec) asks for column {name_shown(name)}, the report holds none"
             for name in wanted if name not in held] + \
-        [f"privacy.sensitive: the report holds column {name!r}, which the spec given (--spec) does not name as "
-         "sensitive" for name in held if name not in wanted]
+        [f"privacy.sensitive: the report holds column {name_shown(name)}, which the spec given (--spec) does not name "
+         "as sensitive" for name in held if name not in wanted]
 
 
 def spec_claims(doc: dict, spec: Any) -> list[str]:

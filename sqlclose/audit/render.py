@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlclose.model.text import agreeing, counted
+from sqlclose.model.text import agreeing, counted, name_shown
 
 SELF_REFERENCE = "the table itself"  # the report's "reference" when none was given
 
@@ -80,9 +80,9 @@ def leaves_unknown(names: list[str]) -> str:
     tree hierarchy of the release's spec (``--spec``; a rule's, a mask's, bands' or dates', do not
     list them), or from the release's input given as ``--reference`` (refused without a sensitive
     column, the spec's or ``--sensitive``'s): with ``--qi`` no hierarchy can be given."""
-    return (f"the leaves of {', '.join(repr(n) for n in names)} are not known: a file or tree hierarchy lists them, "
-            "given by the release's spec with --spec; a mask's, bands' or dates' are its input's values, given by "
-            "--reference INPUT beside a sensitive column")
+    return (f"the leaves of {', '.join(name_shown(n) for n in names)} are not known: a file or tree hierarchy lists "
+            "them, given by the release's spec with --spec; a mask's, bands' or dates' are its input's values, given "
+            "by --reference INPUT beside a sensitive column")
 
 
 # A root share is unknown only for a mask whose top the input's codes tell: its length is not declared.

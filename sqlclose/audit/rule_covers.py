@@ -32,6 +32,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from sqlclose.model.hierarchy import TOP_LABEL
+from sqlclose.model.text import name_shown
 
 _WHOLE = re.compile(r"-?[0-9]+")
 _DASH = re.compile(r"(-?[0-9]+)-([0-9]+)")
@@ -95,7 +96,7 @@ def _mask(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
     codes = [t for t in labels if t not in (rule.stand_in, TOP_LABEL)]
     n = rule.length or (len(codes[0]) if codes else None)
     if n is None:
-        return f"the length of column {name!r}'s codes is not declared, and its labels do not tell it"
+        return f"the length of column {name_shown(name)}'s codes is not declared, and its labels do not tell it"
     top = float(rule.alphabet) ** n + _extra(rule)
     of = {}
     for label in labels:
@@ -107,7 +108,7 @@ def _mask(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
         elif m == n == len(label):  # the code wholly masked: the top where the last step masks it all
             of[label] = top
         elif len(label) != n or rule.mask_char in label[:n - m]:
-            return f"a label of column {name!r} is not a code of {n} characters masked from the right"
+            return f"a label of column {name_shown(name)} is not a code of {n} characters masked from the right"
         else:
             of[label] = float(rule.alphabet) ** m
     return Covers(of, 1.0, top)
@@ -116,7 +117,7 @@ def _mask(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
 def _bands(rule: RuleDomain, labels: list[str], name: str, whole: bool | None) -> Covers | str:
     whole = _whole_numbers(rule, labels) if whole is None else whole
     if whole is None:
-        return (f"whether the bands of column {name!r} count whole numbers or lengths follows from the input "
+        return (f"whether the bands of column {name_shown(name)} count whole numbers or lengths follows from the input "
                 "column's type, which its labels do not tell (intervals below 0, or no value or band at all)")
     lo, hi = (Decimal(str(x)) for x in rule.domain)
     first, last = math.ceil(lo), math.floor(hi)
@@ -133,7 +134,7 @@ def _bands(rule: RuleDomain, labels: list[str], name: str, whole: bool | None) -
             held = min(b - 1, last) - max(a, first) + 1 if whole else min(b, hi) - max(a, lo)
             of[label] = float(max(held, 0))
         else:
-            return f"a label of column {name!r} is neither a value nor a band"
+            return f"a label of column {name_shown(name)} is neither a value nor a band"
     return Covers(of, leaf, top)
 
 
@@ -183,7 +184,7 @@ def _dates(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
         elif label == rule.stand_in or _DAY.fullmatch(label):
             of[label] = 1.0
         elif (days := _period(label)) is None:
-            return f"a label of column {name!r} is neither a day nor a month, quarter, year or band of years"
+            return f"a label of column {name_shown(name)} is neither a day nor a month, quarter, year or band of years"
         else:
             of[label] = float(max(min(days[1], last) - max(days[0], first) + 1, 0))
     return Covers(of, 1.0, top)

@@ -28,7 +28,7 @@ from sqlclose.model.arrays import numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, values_not_leaves
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.sparse_counts import CELL_BYTES, SparseCounts, values_held
-from sqlclose.model.text import agreeing, counted
+from sqlclose.model.text import agreeing, counted, name_shown
 from sqlclose.privacy.criteria import TOLERANCE
 from sqlclose.privacy.emd import DENSE_ORDERED_VALUES
 from sqlclose.sql import queries as q
@@ -171,13 +171,14 @@ def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: Sensitiv
     if found.null_count:  # counted, never shown: a sensitive value (check._refuse_values_off_hierarchy)
         missing = pc.unique(pc.filter(values, pc.is_null(found))).to_pylist()
         if sa.hierarchy is not None and None in missing:  # NULL is no text a leaf could be
-            raise DataError(f"column {sa.name!r} holds NULL, which its hierarchy {sa.hierarchy.origin} has no leaf "
+            raise DataError(f"column {name_shown(sa.name)} holds NULL, which its hierarchy {sa.hierarchy.origin} has "
+                            "no leaf "
                             f"for: add a line for it, {sa.null_value or 'NULL'};…;* (the stand-in a release made with "
                             "nulls = \"value\" reads NULL as), or give the release's spec (--spec)")
         if sa.hierarchy is not None:
             raise DataError(values_not_leaves(sa.name, sa.hierarchy, missing, None, "add a leaf for each to it, or "
                                               "give the hierarchy the release was made with"))
-        raise DataError(f"column {sa.name!r} holds {counted(len(missing), 'value')} that "
+        raise DataError(f"column {name_shown(sa.name)} holds {counted(len(missing), 'value')} that "
                         f"{agreeing(len(missing), 'is', 'are')} not in its domain "
                         f"({counted(len(sa.domain), 'value')}; the values are not shown: a sensitive value is what a "
                         "release protects)")

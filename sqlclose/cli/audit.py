@@ -25,6 +25,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.errors import OptionError, SpecError, VerificationError
 from sqlclose.model.spec import ALL_DISTANCES
+from sqlclose.model.text import name_shown
 
 if TYPE_CHECKING:
     from sqlclose.engine import Engine
@@ -291,7 +292,7 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
         files[column] = path
     unknown = sorted(set(files) - set(names))
     if unknown:
-        raise SpecError(f"--hierarchy names {unknown[0]!r}, which is not a --sensitive column")
+        raise SpecError(f"--hierarchy names {name_shown(unknown[0])}, which is not a --sensitive column")
     if distance == "hierarchical" and t is not None and (missing := [n for n in names if n not in files]):
         raise SpecError(f"--distance hierarchical needs a hierarchy of each --sensitive column: give --hierarchy "
                         f"{missing[0]}=FILE (an ARX-format file: leaf;level 1;…;*)")

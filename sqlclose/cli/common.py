@@ -39,6 +39,7 @@ from sqlclose.errors import (
     SqlcloseWarning,
     VerificationError,
 )
+from sqlclose.model.text import name_shown
 
 if TYPE_CHECKING:
     from sqlclose.model.spec import EngineSettings, Spec
@@ -500,7 +501,7 @@ def parse_node(text: str | None) -> dict[str, int] | None:
             raise InputError(f"--node {text}: expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {rest!r}")
         name = item["name"].strip()
         if name in node:
-            raise InputError(f"--node {text}: {name!r} is given twice; give each column one level")
+            raise InputError(f"--node {text}: {name_shown(name)} is given twice; give each column one level")
         node[name] = int(item["level"])
         if item.end() == len(text):
             return node

@@ -12,6 +12,7 @@ import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, say, verbose_option
 from sqlclose.errors import DataError, InputError, NoRowsError, NotLeavesError, NullsError, SpecError
+from sqlclose.model.text import name_shown
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
@@ -144,11 +145,12 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
         if source is None and spec.source is None:
             api.hierarchy_column(spec, spec_column)
             raise SpecError(NO_DATA.format(
-                how=f"validating {spec_column!r} checks the column's values in the data against its hierarchy"))
+                how=f"validating {name_shown(spec_column)} checks the column's values in the data against its "
+                    "hierarchy"))
         _refuse_data_beside_query(source, spec)
         h = api.hierarchy_of(spec, spec_column, source)
         say(f"{target}: valid ({_size(h)}), and every value of "
-              f"{spec_column!r} in the data is a leaf")
+              f"{name_shown(spec_column)} in the data is a leaf")
         if spec_column not in spec.sensitive:  # a sensitive column is released as it is: its labels feed distances
             _note_label_at_two_levels(h)
         return
@@ -163,13 +165,14 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
     try:
         api.hierarchy_of(_file_spec(target, column, delimiter, sensitive), column, source)
     except NullsError as e:  # the run's advice names a spec's nulls, and there is no spec here
-        raise DataError(f"column {column!r} has {counted(e.count, 'NULL value')} in {data}, which a hierarchy file "
+        raise DataError(f"column {name_shown(column)} has {counted(e.count, 'NULL value')} in {data}, which a "
+                        "hierarchy file "
                         f"alone does not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or \"value\" says "
                         "what a run does with them), or clean the data") from None
     except NoRowsError:
-        raise DataError(f"{data} has no rows: there is no value of {column!r} to check against the "
+        raise DataError(f"{data} has no rows: there is no value of {name_shown(column)} to check against the "
                         "hierarchy") from None
-    say(f"{target}: valid ({_size(h)}), and every value of {column!r} in "
+    say(f"{target}: valid ({_size(h)}), and every value of {name_shown(column)} in "
           f"{data} is a leaf")
     if not sensitive:
         _note_label_at_two_levels(h)
@@ -358,5 +361,5 @@ def _given_without_data(spec: Spec, column: str) -> Hierarchy:
     api.hierarchy_column(spec, column)  # a column without a hierarchy is refused as such first
     h = _as_written(spec, column)
     if h is None:
-        raise SpecError(NO_DATA.format(how=f"the hierarchy of {column!r} is built by its rule from the data"))
+        raise SpecError(NO_DATA.format(how=f"the hierarchy of {name_shown(column)} is built by its rule from the data"))
     return h

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, say, verbose_option
+from sqlclose.model.text import name_shown
 
 
 @click.command(cls=OnceCommand, context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
@@ -103,7 +104,7 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
     if source is not None:
         protected.append((source, "the input the release was made from"))
     hierarchies = doc.get("hierarchies") if isinstance(doc.get("hierarchies"), dict) else {}
-    protected += [(Path(h["path"]), f"the hierarchy of column {name!r} the report names")
+    protected += [(Path(h["path"]), f"the hierarchy of column {name_shown(name)} the report names")
                   for name, h in hierarchies.items() if isinstance(h, dict) and isinstance(h.get("path"), str)]
     return protected + folder_releases_around(html_path)
 

@@ -43,6 +43,7 @@ from sqlclose.errors import (
 )
 from sqlclose.model.column_names import refuse_renamed_columns
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name, table_parts, typed_name
+from sqlclose.model.text import name_shown
 
 # ``[source] nulls = []``: no text means NULL. DuckDB wants a non-empty list, and a line break is
 # a string no unquoted field holds (it ends the record), while a quoted one is never NULL here.
@@ -152,10 +153,10 @@ _PARQUET_UNNAMED = {"Out of buffer"}  # a damaged page of a file stored uncompre
 
 def _unreadable_message(path: Path, column: str, not_utf8: bool) -> str:
     if not_utf8:
-        return (f"cannot read {path}: column {column!r} holds text that is not valid UTF-8 (a Parquet STRING column "
-                "must; some writers mark raw bytes as text): write that column as binary, or fix its values")
-    return (f"cannot read {path}: a data page of column {column!r} cannot be decoded (the file is damaged: a bad "
-            "copy, or a write that did not finish): copy the file again, or write it again")
+        return (f"cannot read {path}: column {name_shown(column)} holds text that is not valid UTF-8 (a Parquet STRING "
+                "column must; some writers mark raw bytes as text): write that column as binary, or fix its values")
+    return (f"cannot read {path}: a data page of column {name_shown(column)} cannot be decoded (the file is damaged: a "
+            "bad copy, or a write that did not finish): copy the file again, or write it again")
 
 
 def message_without_values(e: BaseException) -> str | None:
@@ -178,7 +179,7 @@ def message_without_values(e: BaseException) -> str | None:
         said.append(f"CSV record {line[1]} {RECORDS_COUNTED}")
     column = _CAST_COLUMN.search(lines[0]) or next(filter(None, map(_CSV_COLUMN.match, lines[1:])), None)
     if column:
-        said.append(f"column {column[1]!r}")
+        said.append(f"column {name_shown(column[1])}")
     return "; ".join(said)
 
 
@@ -292,7 +293,7 @@ def _dressing(con: duckdb.DuckDBPyConnection, where: tuple[str, str]) -> tuple[s
     for name, enum, default, comment in con.execute(
             "SELECT column_name, data_type LIKE 'ENUM(%', column_default IS NOT NULL, comment IS NOT NULL "
             f"FROM duckdb_columns() WHERE {on} ORDER BY column_index", list(where)).fetchall():
-        phrases += [f"{what} on column {name!r}" for what, held in
+        phrases += [f"{what} on column {name_shown(name)}" for what, held in
                     (("an ENUM type", enum), ("a default", default), ("a comment", comment)) if held]
     if con.execute(f"SELECT comment FROM duckdb_tables() WHERE {on}", list(where)).fetchone()[0] is not None:
         phrases.append("a comment on the table")
@@ -678,12 +679,12 @@ class DuckDBEngine(Engine):
             return
         # Each as it is typed (typed_name): the table "a.b" was listed 'a.b', which names table b of schema a.
         held = sorted(typed_name([n] if catalog_name(s) == "main" else [s, n]) for s, n, _ in objects)
-        listed = ", ".join(repr(n) for n in held[:20]) + (f" and {len(held) - 20} more" if len(held) > 20 else "")
+        listed = ", ".join(name_shown(n) for n in held[:20]) + (f" and {len(held) - 20} more" if len(held) > 20 else "")
         holds = f"it holds {listed}" if held else "it holds none"
         as_listed = ", as listed (a part holding a dot in its double quotes)" if any(
             "." in s + n for s, n, _ in objects) else ""
-        raise InputError(f"{read.path} holds no table or view {read.table!r} ({holds}); name one it holds as the "
-                         f"table to read{as_listed}")
+        raise InputError(f"{read.path} holds no table or view {name_shown(read.table)} ({holds}); name one it holds as "
+                         f"the table to read{as_listed}")
 
     def _search_first(self, folder: Path) -> None:
         """Relative file names (a database's view over 'people.parquet') looked up in ``folder``
@@ -820,7 +821,7 @@ class DuckDBEngine(Engine):
                 raise
         query = exp.select(exp.Star()).from_(table.copy()).sql("duckdb")
         return self.load_relation(self.temp_name("caller_table"), self.caller.sql(query),
-                                  f"table {table.name!r}, which only the connection's session sees,")
+                                  f"table {name_shown(table.name)}, which only the connection's session sees,")
 
     def _literal(self, path: Path, hive_root: bool = False) -> str:
         """DuckDB expands * ? [ ] { } in file paths; a literal path holding them is read through a
@@ -1539,8 +1540,8 @@ def _refuse_unstreamed(relation: Any, what: str | None) -> None:
             why, cast = _UNSTREAMED[found]
             where = "in the relation's query" if what is None else "in a view or a table of the database"
             also = ", or give the table as (connection, 'table'), which is read where it lives" if what is None else ""
-            raise InputError(f"column {name!r} of {what or 'the DuckDB relation'} ({kind}) holds {why}; read through "
-                             f"Arrow, the release would hold other values: cast it {where}, {cast}{also}")
+            raise InputError(f"column {name_shown(name)} of {what or 'the DuckDB relation'} ({kind}) holds {why}; read "
+                             f"through Arrow, the release would hold other values: cast it {where}, {cast}{also}")
 
 
 _WIDE_INTEGERS = ("hugeint", "uhugeint")

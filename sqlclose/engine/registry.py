@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlclose.engine.base import Engine
 from sqlclose.errors import SpecError
+from sqlclose.model.text import name_shown
 
 if TYPE_CHECKING:
     from sqlclose.model.spec import EngineSettings
@@ -44,7 +45,7 @@ def writes_format(name: str, output_format: str) -> bool:
 def engine_for(name: str, **options: Any) -> Engine:
     """A new engine of the given name, built with ``options`` (e.g. ``master``, ``conf``)."""
     if name not in _factories:
-        raise ValueError(f"unknown engine {name!r}; known engines: {', '.join(sorted(_factories))}")
+        raise ValueError(f"unknown engine {name_shown(name)}; known engines: {', '.join(sorted(_factories))}")
     return _factories[name](**options)
 
 

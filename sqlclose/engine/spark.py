@@ -31,7 +31,7 @@ from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.hidden_parts import hidden_name
 from sqlclose.model.spec import DECIMAL_TYPE
-from sqlclose.model.text import agreeing, counted, named
+from sqlclose.model.text import agreeing, counted, name_shown, named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -340,7 +340,7 @@ def _refuse_unread_parquet_types(error: Exception, read: FileRead) -> None:
                 unread.setdefault(field.name, "a TIME of day, a type Spark has none of: write it as text, or as "
                                   "its seconds since midnight")
     if unread:
-        said = "; ".join(f"column {name!r} is {why}" for name, why in unread.items())
+        said = "; ".join(f"column {name_shown(name)} is {why}" for name, why in unread.items())
         raise InputError(f"on the Spark engine {said}; or run on DuckDB, which reads them") from None
 
 
@@ -421,7 +421,7 @@ def _not_utf8(value: exp.Expression, kind: Any, depth: int = 0) -> exp.Expressio
 
 
 def _names(columns: Sequence[str]) -> str:
-    return ", ".join(repr(c) for c in columns)
+    return ", ".join(name_shown(c) for c in columns)
 
 
 def _partition_run(parts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -645,8 +645,8 @@ class SparkEngine(Engine):
         bad = [(c, row[f"c{i}"]) for i, (c, _) in enumerate(tests) if row[f"c{i}"]]
         if bad:
             name, rows = bad[0]
-            raise SourceDataError(f"cannot read {label}: column {name!r} holds text that is not valid UTF-8 (in "
-                                  f"{counted(rows, 'row')}; a Parquet STRING column must hold UTF-8, and some "
+            raise SourceDataError(f"cannot read {label}: column {name_shown(name)} holds text that is not valid UTF-8 "
+                                  f"(in {counted(rows, 'row')}; a Parquet STRING column must hold UTF-8, and some "
                                   "writers mark raw bytes as text): write that column as binary, or fix its values",
                                   self.render(chosen))
 
@@ -859,10 +859,10 @@ class SparkEngine(Engine):
         for name, count in unread.items():
             if count:
                 if name in read.numeric and name not in read.types:
-                    raise InputError(f"column {name!r} holds {counted(count, 'value')} that "
+                    raise InputError(f"column {name_shown(name)} holds {counted(count, 'value')} that "
                                      f"{agreeing(count, 'is not a number', 'are not numbers')}; an "
                                      f"ordered sensitive column needs numbers: {unread_value_fixes(read, True, True)}")
-                raise InputError(f"column {name!r} holds {counted(count, 'value')} that "
+                raise InputError(f"column {name_shown(name)} holds {counted(count, 'value')} that "
                                  f"{agreeing(count, 'is', 'are')} not a {types[name]}; "
                                  f"{unread_value_fixes(read, False, True)}")
 

@@ -22,6 +22,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from sqlclose.model.text import name_shown
+
 # A data exception's SQLSTATE (SQL's class 22) as Spark prints it, anywhere in an error's text (a
 # stage failure's text holds its task's error after its own words): fail closed.
 _DATA_SQLSTATE = re.compile(r"SQLSTATE: (?:22|P0|38|39)[0-9A-Z]{3}\b|\[(?:INVALID_FORMAT|USER_RAISED_EXCEPTION)\b")
@@ -74,4 +76,4 @@ def _columns(contexts: Any) -> str | None:
         except Exception:  # noqa: BLE001 - a fragment that is no expression names no column
             continue
         names += [c.name for c in fragment.find_all(exp.Column) if _PLAIN_NAME.fullmatch(c.name)]
-    return ", ".join(repr(name) for name in dict.fromkeys(names)) or None
+    return ", ".join(name_shown(name) for name in dict.fromkeys(names)) or None

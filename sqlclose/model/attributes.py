@@ -12,7 +12,7 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, agreeing, counted, format_twins, unicode_twins
+from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, agreeing, counted, format_twins, name_shown, unicode_twins
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +58,8 @@ def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> No
     """The ordered distance sorts values: only numbers, dates, times (and booleans) sort meaningfully."""
     if not (is_number_or_time(dtype) or pa.types.is_boolean(dtype)):
         raise DataError(
-            f"column {name!r} in {source_label} is {dtype}, but distance = \"ordered\" needs numbers, dates or "
-            "times (text would sort '10' before '9'); cast the column, or use distance = \"equal\" or "
+            f"column {name_shown(name)} in {source_label} is {dtype}, but distance = \"ordered\" needs numbers, dates "
+            "or times (text would sort '10' before '9'); cast the column, or use distance = \"equal\" or "
             "\"hierarchical\""
         )
 
@@ -110,7 +110,7 @@ def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], row
         f"; {invisible} of them {agreeing(invisible, 'differs', 'differ')} from a leaf only by invisible characters "
         f"{FORMAT_CHARACTERS_ADVICE}")
     held = "" if source is None else f" in {source}"
-    return (f"column {column!r}{held} holds {told} that "
+    return (f"column {name_shown(column)}{held} holds {told} that "
             f"{agreeing(len(missing), 'is not a leaf', 'are not leaves')} of its hierarchy {hierarchy.origin} "
             f"({counted(len(hierarchy.leaves), 'leaf', 'leaves')}; {not_shown}): {to_add}, or fix the data{unicode}"
             f"{_near_leaves(missing, hierarchy.leaves)}")

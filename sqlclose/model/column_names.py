@@ -21,7 +21,7 @@ from contextvars import ContextVar
 import pyarrow as pa
 
 from sqlclose.errors import InputError
-from sqlclose.model.text import named
+from sqlclose.model.text import name_shown, named
 
 # True while ``check`` reads a table: it releases nothing, and a copy under another name is a
 # column audited as nobody named it ("a copy would be released" was said of check's table: the
@@ -47,7 +47,7 @@ def refuse_renamed_columns(names: list[str], where: str) -> None:
     fate = "read" if audited else "released"
 
     def copy(name: str) -> str:  # what the renamed copy is: read by check under DuckDB's name for it
-        return f"(say, {name + '_1'!r})" if audited else "(say, an identifier's copy)"
+        return f"(say, {name_shown(name + '_1')})" if audited else "(say, an identifier's copy)"
 
     nameless = [i + 1 for i, name in enumerate(names) if name == ""]
     if nameless:
@@ -67,7 +67,7 @@ def refuse_renamed_columns(names: list[str], where: str) -> None:
         spelled.setdefault(name.casefold(), []).append(name)
     alike = sorted(group for group in spelled.values() if len(group) > 1)
     if alike:
-        pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
+        pairs = "; ".join(" and ".join(name_shown(n) for n in group) for group in alike)
         raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
                          f"one name, and one would be {fate} under another name {copy(alike[0][1])}: "
                          "rename or remove one of them")
@@ -81,15 +81,15 @@ def refuse_alike_fields(schema: pa.Schema, where: str) -> None:
         for names in _struct_field_names(column.type):
             cut = next((name for name in names if "\x00" in name), None)
             if cut is not None:  # DuckDB cuts a field's name at its NUL, as a column's
-                raise InputError(f"{where}: column {column.name!r} holds a struct whose field {ascii(cut)} has a NUL "
-                                 f"character in its name, at which the engine cuts it "
+                raise InputError(f"{where}: column {name_shown(column.name)} holds a struct whose field {ascii(cut)} "
+                                 f"has a NUL character in its name, at which the engine cuts it "
                                  f"({ascii(cut.split(chr(0))[0])}), changing every row's value: rename the field")
             spelled = Counter(name.casefold() for name in names)
             alike = [name for name in names if spelled[name.casefold()] > 1]
             if alike:
-                raise InputError(f"{where}: column {column.name!r} holds a struct whose fields "
-                                 f"{' and '.join(repr(n) for n in alike)} are one name to SQL engines, which rename "
-                                 "one of them (A_1) and so change every row's value: rename one of the fields")
+                raise InputError(f"{where}: column {name_shown(column.name)} holds a struct whose fields "
+                                 f"{' and '.join(name_shown(n) for n in alike)} are one name to SQL engines, which "
+                                 "rename one of them (A_1) and so change every row's value: rename one of the fields")
 
 
 def refuse_renamed_fields(schema: pa.Schema, where: str) -> None:
@@ -103,11 +103,12 @@ def refuse_renamed_fields(schema: pa.Schema, where: str) -> None:
             renamed = _renamed_field(names)
             if renamed is not None:
                 kept, made = renamed
-                raise InputError(f"{where}: column {column.name!r} holds a struct whose field {made!r} beside {kept!r} "
+                raise InputError(f"{where}: column {name_shown(column.name)} holds a struct whose field "
+                                 f"{name_shown(made)} beside {name_shown(kept)} "
                                  "is the name DuckDB gives a second field of one name but for case (a Parquet "
                                  "struct's {a, A} is read as {a, A_1}), which changes every row's value: rename one "
-                                 f"of the fields in the file (a field truly named {made!r}: rename it in the query or "
-                                 "view, with struct_pack)")
+                                 f"of the fields in the file (a field truly named {name_shown(made)}: rename it in the "
+                                 "query or view, with struct_pack)")
 
 
 def _renamed_field(names: list[str]) -> tuple[str, str] | None:

@@ -27,6 +27,7 @@ from sqlglot import exp
 from sqlclose.model.domains import date_cover
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, LevelRows, numbered_as_they_appear
 from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
+from sqlclose.model.text import name_shown
 
 DEFAULT_LEVELS = ("month", "year", "5y")
 _YEARS = re.compile(r"([1-9][0-9]*)y")
@@ -71,19 +72,20 @@ def check_levels(levels: Sequence[str]) -> list[str]:
     for level in levels:
         width = level_months(level)
         if width is None:
-            raise ValueError(f"unknown dates level {level!r}: use month, quarter, year or a band of years "
+            raise ValueError(f"unknown dates level {name_shown(level)}: use month, quarter, year or a band of years "
                              "like 5y or 10y")
         if width > MAX_BAND_YEARS * 12:  # its label, 0000-999999, is no four-digit year range
-            raise ValueError(f"dates level {level!r} is wider than {MAX_BAND_YEARS}y: the dates rule labels years 1 "
+            raise ValueError(f"dates level {name_shown(level)} is wider than {MAX_BAND_YEARS}y: the dates rule labels "
+                             "years 1 "
                              f"to 9999 in four digits; give a band of at most {MAX_BAND_YEARS} years (the top level, "
                              "'*', holds every date)")
         widths.append(width)
     for (a, wa), (b, wb) in zip(zip(levels, widths), zip(levels[1:], widths[1:])):
         if wb == wa:  # 'year' then '1y': one level written twice, not a parent too many
-            raise ValueError(f"dates levels must grow and nest: {b!r} after {a!r} is the same level again; "
-                             "give each level once")
+            raise ValueError(f"dates levels must grow and nest: {name_shown(b)} after {name_shown(a)} is the same "
+                             "level again; give each level once")
         if wb < wa or wb % wa:
-            raise ValueError(f"dates levels must grow and nest: {b!r} after {a!r} would give a "
+            raise ValueError(f"dates levels must grow and nest: {name_shown(b)} after {name_shown(a)} would give a "
                              f"{a} two parents; each level must be a multiple of the one before")
     return list(levels)
 
@@ -127,10 +129,10 @@ def _converted_in_python(at: ValuesAt) -> tuple[str, str]:
     name = at.column or "v"
     number = at.number
     fraction = number is not None and (number.float_sql is not None or number.scale > 0)
-    digits = f"df[{name!r}]" + (".astype('Int64')" if fraction else "") + ".astype('string')"
-    pandas = f"df[{name!r}] = pd.to_datetime({digits}, format='%Y%m%d')"
-    text = f"table[{name!r}]" + (".cast('int64')" if fraction else "") + ".cast('string')"
-    arrow = (f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
+    digits = f"df[{name_shown(name)}]" + (".astype('Int64')" if fraction else "") + ".astype('string')"
+    pandas = f"df[{name_shown(name)}] = pd.to_datetime({digits}, format='%Y%m%d')"
+    text = f"table[{name_shown(name)}]" + (".cast('int64')" if fraction else "") + ".cast('string')"
+    arrow = (f"table = table.set_column(table.schema.get_field_index({name_shown(name)}), {name_shown(name)}, "
              f"pyarrow.compute.strptime({text}, format='%Y%m%d', unit='s').cast('date32'))")
     return pandas, arrow
 

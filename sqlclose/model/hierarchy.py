@@ -39,6 +39,7 @@ from sqlclose.model.text import (
     RENAME_IN_UTF8,
     clipped,
     counted,
+    name_shown,
     read_utf8,
     refuse_undecodable_path,
     shown,
@@ -1064,9 +1065,10 @@ def _not_finite(at: ValuesAt | None) -> Refused:
         name = at.column or "v"
         column = exp.column(name, quoted=True)
         finite = exp.Case(ifs=[exp.If(this=exp.Anonymous(this="isfinite", expressions=[column]), true=column.copy())])
-        made = at.mended(finite, f"df[{name!r}] = df[{name!r}].where(np.isfinite(df[{name!r}])), pandas' missing value",
-                         f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
-                         f"pyarrow.compute.if_else(pyarrow.compute.is_finite(table[{name!r}]), table[{name!r}], None))")
+        shown = name_shown(name)
+        made = at.mended(finite, f"df[{shown}] = df[{shown}].where(np.isfinite(df[{shown}])), pandas' missing value",
+                         f"table = table.set_column(table.schema.get_field_index({shown}), {shown}, "
+                         f"pyarrow.compute.if_else(pyarrow.compute.is_finite(table[{shown}]), table[{shown}], None))")
         clean = f"clean the values, or make them NULL {made}"
     why = f" (NaN or an infinity), and bands cut numbers: {clean}, or give the column a hierarchy file or tree"
     return Refused("that are not finite numbers" + why, one="that is not a finite number" + why)

@@ -14,6 +14,7 @@ from numbers import Integral
 import numpy as np
 
 from sqlclose.errors import InputError
+from sqlclose.model.text import name_shown
 
 Node = tuple[int, ...]
 
@@ -45,7 +46,8 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
     names and the levels' being whole and not negative are checked. Anything else, a fraction or
     a level too many among them, is an InputError saying the form expected: none is truncated."""
     listed = ", ".join(names)
-    form = (f"a node is a dict of quasi-identifier name to level (e.g. {{{', '.join(f'{n!r}: 0' for n in names)}}}) "
+    form = ("a node is a dict of quasi-identifier name to level (e.g. "
+            f"{{{', '.join(f'{name_shown(n)}: 0' for n in names)}}}) "
             f"or a tuple of one level per quasi-identifier, in the spec's order ({listed})")
     if isinstance(node, Mapping):
         given = dict(node)
@@ -58,11 +60,11 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
         raise InputError(f"node {node!r} is a {type(node).__name__}: {form}")
     unknown = sorted(str(k) for k in set(given) - set(names))
     if unknown:
-        raise InputError(f"node names {unknown[0]!r}, which is not a quasi-identifier (those are: {listed})"
+        raise InputError(f"node names {name_shown(unknown[0])}, which is not a quasi-identifier (those are: {listed})"
                          + _near_name(unknown[0], names))
     missing = [name for name in names if name not in given]
     if missing:
-        raise InputError(f"node gives no level for {', '.join(repr(m) for m in missing)}: name a level for "
+        raise InputError(f"node gives no level for {', '.join(name_shown(m) for m in missing)}: name a level for "
                          "every quasi-identifier")
     for i, name in enumerate(names):
         level = given[name]
@@ -71,7 +73,7 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
             raise InputError(f"node {name}={level!r}: a level is a whole number ({top}), not a "
                              f"{type(level).__name__}")
         if level < 0 or (levels is not None and level >= levels[i]):
-            raise InputError(f"node {name}={level}: {name!r} has no level {level} (its levels are {top})")
+            raise InputError(f"node {name}={level}: {name_shown(name)} has no level {level} (its levels are {top})")
     return tuple(int(given[name]) for name in names)
 
 
@@ -81,7 +83,8 @@ def _near_name(unknown: str, names: Sequence[str]) -> str:
     near = unknown.strip(", \t")
     if near == unknown or near not in names:
         return ""
-    return f"; did you mean {near!r}? Pairs are separated by one comma: a comma more is read as part of a name"
+    return (f"; did you mean {name_shown(near)}? Pairs are separated by one comma: a comma more is read as part "
+            "of a name")
 
 
 @lru_cache(maxsize=256)

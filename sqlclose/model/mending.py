@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlclose.model.text import name_shown
+
 # The kinds of source, as far as where their columns are changed goes.
 QUERY, RELATION, VIEW, PANDAS, ARROW, SPARK_FRAME, SPARK_TABLE, WAREHOUSE = (
     "query", "relation", "view", "pandas", "arrow", "spark frame", "spark table", "warehouse")
@@ -70,10 +72,10 @@ def mended(kind: str, column: str, sql: str | exp.Expression, pandas: str, arrow
         return (f"in a view of the table on the connection, given as (connection, view) in its place (e.g. CREATE "
                 f"VIEW … AS {replaced}{purpose})")
     if kind == SPARK_FRAME:
-        return f"in the DataFrame first (e.g. df.withColumn({column!r}, F.expr({sql!r})){purpose})"
+        return f"in the DataFrame first (e.g. df.withColumn({name_shown(column)}, F.expr({sql!r})){purpose})"
     if kind == SPARK_TABLE:  # a query beside (session, table) is refused: the table read as a DataFrame, given instead
         return (f"in a DataFrame of the table, given as the source in its place (e.g. df = spark.table(…)"
-                f".withColumn({column!r}, F.expr({sql!r})){purpose})")
+                f".withColumn({name_shown(column)}, F.expr({sql!r})){purpose})")
     if is_warehouse(kind):
         return f"in {warehouse_conversion(kind)} (e.g. {sql}{purpose})"
     return f"in a [source] query (e.g. {sql}{purpose})"

@@ -47,6 +47,7 @@ from sqlclose.model.text import (
     clipped,
     escaped_breaks,
     file_sha256,
+    name_shown,
     not_finite,
     read_utf8,
     refuse_undecodable_path,
@@ -528,9 +529,9 @@ def _csv_type(column: str, name: str) -> str:
         precision, scale = (int(g) for g in decimal.groups())
         if 1 <= precision <= MAX_DECIMAL_DIGITS and scale <= precision:
             return f"DECIMAL({precision},{scale})"
-        raise ValueError(f"column {column!r}: type {name!r} needs 1 <= precision <= {MAX_DECIMAL_DIGITS} and "
-                         "scale <= precision, e.g. \"DECIMAL(12, 2)\"")
-    raise ValueError(f"column {column!r}: type {name!r} is not one of {', '.join(CSV_TYPES)} or "
+        raise ValueError(f"column {name_shown(column)}: type {name_shown(name)} needs 1 <= precision <= "
+                         f"{MAX_DECIMAL_DIGITS} and scale <= precision, e.g. \"DECIMAL(12, 2)\"")
+    raise ValueError(f"column {name_shown(column)}: type {name_shown(name)} is not one of {', '.join(CSV_TYPES)} or "
                      "DECIMAL(precision, scale)")
 
 
@@ -636,7 +637,7 @@ class Source(_Model):
         if kind == "duckdb":
             table_parts(self.table)
         if kind != "duckdb" and self.table:
-            raise ValueError(f"table = {self.table!r} only applies to DuckDB database sources")
+            raise ValueError(f"table = {name_shown(self.table)} only applies to DuckDB database sources")
         if kind == "duckdb" and self.glob:
             raise ValueError("glob = true applies to Parquet and CSV files, not to a DuckDB database")
         if kind != "csv" and (self.types or self.nulls != [""] or self.encoding != "utf-8"):
@@ -675,19 +676,19 @@ def warehouse_table_parts(table: str) -> list[str]:
     try:
         split = split_name(table, WAREHOUSE_QUOTES, WAREHOUSE_QUOTING)
     except ValueError as e:
-        raise ValueError(f"table = {table!r}: the name {e}") from None
+        raise ValueError(f"table = {name_shown(table)}: the name {e}") from None
     parts = [part for part, _ in split]
     if not table or not all(part.strip() for part in parts) or len(parts) > 3:
         raise ValueError("a warehouse source needs table = \"[catalog.][schema.]table\" (1 to 3 dot-separated "
-                         f"names; got {table!r})")
+                         f"names; got {name_shown(table)})")
     for part, quoted in split:
         end = part.rstrip()[-1:]
         if not quoted and end and end in WAREHOUSE_QUOTES:  # ana.peo.ple": named with its quote, its dots split
-            raise ValueError(f"table = {table!r}: the part {part!r} ends with {QUOTE_NAMES[end]} it does not open (a "
-                             f"quote opens a part before its first character): {WAREHOUSE_QUOTING}")
+            raise ValueError(f"table = {name_shown(table)}: the part {name_shown(part)} ends with {QUOTE_NAMES[end]} "
+                             f"it does not open (a quote opens a part before its first character): {WAREHOUSE_QUOTING}")
         if not quoted and (part.lstrip()[:1] == "[" or end == "]"):
-            raise ValueError(f"table = {table!r}: the part {part!r} is in brackets, which quote no name in the "
-                             f"dialects sqlclose writes (T-SQL's): {WAREHOUSE_QUOTING}")
+            raise ValueError(f"table = {name_shown(table)}: the part {name_shown(part)} is in brackets, which quote no "
+                             f"name in the dialects sqlclose writes (T-SQL's): {WAREHOUSE_QUOTING}")
     return parts
 
 
@@ -738,22 +739,22 @@ class Output(_Model):
         if self.path.suffix.lower() in _COMPRESSION_SUFFIXES:  # its readers would unpack what is not packed
             # Told before the format: "cannot tell the format of x.csv.gz" sent users to --format first.
             inner = self.format or (_kind_of_suffix(Path(self.path.stem)) if Path(self.path.stem).suffix else None)
-            raise ValueError(f"the output path {self.path.name!r} names a compressed file, and sqlclose writes "
-                             f"{_NAMED[inner] if inner else 'its releases'} uncompressed: name it without "
-                             f"{self.path.suffix!r} (e.g. {self.path.stem!r}) and compress the release after it is "
-                             "written, if you must")
+            raise ValueError(f"the output path {name_shown(self.path.name)} names a compressed file, and sqlclose "
+                             f"writes {_NAMED[inner] if inner else 'its releases'} uncompressed: name it without "
+                             f"{name_shown(self.path.suffix)} (e.g. {name_shown(self.path.stem)}) and compress the "
+                             "release after it is written, if you must")
         kind = self.kind
         told = _kind_of_suffix(self.path)
         if self.format and told is not None and told != kind:
-            raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}, which names "
-                             f"{_NAMED[told]}: name it with "
+            raise ValueError(f"format = {name_shown(kind)} does not fit the path {name_shown(self.path.name)}, which "
+                             f"names {_NAMED[told]}: name it with "
                              f"{' or '.join(repr(s) for s in OUTPUT_SUFFIXES[kind] if s) or 'no suffix'}")
         if kind == "sql" and told is None:  # the release query is written to a .sql path only (verify: x.verify.sql)
             raise ValueError(f"format = 'sql' is the warehouse path's release query (sqlclose anonymize --histogram), "
-                             f"written to a .sql path only: name it {self.path.name + '.sql'!r}")
+                             f"written to a .sql path only: name it {name_shown(self.path.name + '.sql')}")
         if (kind == "duckdb") != (self.table is not None):
             raise ValueError("a DuckDB database output needs table = \"name\"" if kind == "duckdb"
-                             else f"table = {self.table!r} only applies to a DuckDB database output")
+                             else f"table = {name_shown(self.table)} only applies to a DuckDB database output")
         if self.table is not None:  # '' failed after the search (review, 63rd round)
             table_parts(self.table)
         if self.partition_by and kind != "parquet-folder":
@@ -774,8 +775,8 @@ def _refuse_repeated_partitions(columns: list[str]) -> None:
     for column in columns:
         earlier = seen.get(column.casefold())
         if earlier is not None:
-            twice = (f"{column!r} twice" if earlier == column
-                     else f"{earlier!r} and {column!r}, one column to the engines")
+            twice = (f"{name_shown(column)} twice" if earlier == column
+                     else f"{name_shown(earlier)} and {name_shown(column)}, one column to the engines")
             raise ValueError(f"partition_by names {twice}: give each partition column once")
         seen[column.casefold()] = column
 
@@ -784,7 +785,8 @@ def output_kind(path: Path) -> str:
     """The output format a path's suffix names (no suffix: a Parquet folder)."""
     kind = _kind_of_suffix(path)
     if kind is None:
-        raise ValueError(f"cannot tell the output format of {path.name!r}: name it .parquet, .csv or .duckdb, "
+        raise ValueError(f"cannot tell the output format of {name_shown(path.name)}: name it .parquet, .csv or "
+                         ".duckdb, "
                          "give no suffix for a Parquet folder, or set format = \"parquet-folder\" (--format; or "
                          "\"parquet\", \"csv\", \"duckdb\") to write it under this name")
     return kind
@@ -827,13 +829,13 @@ def table_parts(table: str) -> tuple[str, str]:
     try:
         parts = dotted_parts(table)
     except ValueError as e:
-        raise ValueError(f"table = {table!r} {e}") from None
+        raise ValueError(f"table = {name_shown(table)} {e}") from None
     if any(not part.strip() for part in parts):
-        raise ValueError(f"table = {table!r} names no table: give \"name\" or \"schema.name\", neither part "
+        raise ValueError(f"table = {name_shown(table)} names no table: give \"name\" or \"schema.name\", neither part "
                          "empty")
     if len(parts) > 2:
-        raise ValueError(f"table = {table!r} names {len(parts)} parts, and a database file's table is named by "
-                         f"\"name\" or \"schema.name\" (the file is its catalog): {NAME_QUOTING}; e.g. "
+        raise ValueError(f"table = {name_shown(table)} names {len(parts)} parts, and a database file's table is named "
+                         f"by \"name\" or \"schema.name\" (the file is its catalog): {NAME_QUOTING}; e.g. "
                          f"{_readings(parts)}")
     return ("main", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
 
@@ -843,10 +845,10 @@ def _readings(parts: list[str]) -> str:
     a dot inside the schema's name or the table's, or, of three, a catalog before them (DuckDB's
     ``catalog.schema.table``), which the database's path names instead."""
     first, rest = (parts[0], ".".join(parts[1:])), (".".join(parts[:-1]), parts[-1])
-    said = (f"{typed_name(first)} (table {first[1]!r} of schema {first[0]!r}) or {typed_name(rest)} "
-            f"(table {rest[1]!r} of schema {rest[0]!r})")
+    said = (f"{typed_name(first)} (table {name_shown(first[1])} of schema {name_shown(first[0])}) or "
+            f"{typed_name(rest)} (table {name_shown(rest[1])} of schema {name_shown(rest[0])})")
     if len(parts) == 3:
-        said += (f", or {typed_name(parts[1:])} if {parts[0]!r} is the database's catalog (DuckDB's "
+        said += (f", or {typed_name(parts[1:])} if {name_shown(parts[0])} is the database's catalog (DuckDB's "
                  "catalog.schema.table): the path names the database, so the name leaves its catalog out")
     return said
 
@@ -876,8 +878,8 @@ def split_name(table: str, quotes: str = '"', quoting: str = NAME_QUOTING) -> li
             parts.append((part, True))
             after = _past_spaces(table, at)
             if after < len(table) and table[after] != ".":
-                raise ValueError(f"goes on after its quoted part {table[:at]!r} with {table[at:]!r}, where a dot "
-                                 f"or the end belongs: {quoting}")
+                raise ValueError(f"goes on after its quoted part {name_shown(table[:at])} with "
+                                 f"{name_shown(table[at:])}, where a dot or the end belongs: {quoting}")
             at = after
         else:
             dot = table.find(".", at)
@@ -902,19 +904,19 @@ def source_table_parts(name: Any, source: str, naming: str, quotes: str = '"', q
         try:
             split = split_name(name, quotes, quoting)
         except ValueError as e:
-            raise InputError(f"cannot read table {name!r} of {source}: the name {e}") from None
+            raise InputError(f"cannot read table {name_shown(name)} of {source}: the name {e}") from None
         stray = next((c for part, quoted in split if not quoted for c in quotes if c in part), None) if refuse_stray \
             else None
         if stray is not None:
-            raise InputError(f"cannot read table {name!r} of {source}: the name holds {QUOTE_NAMES[stray]} inside "
-                             f"a part it does not quote: {quoting}")
+            raise InputError(f"cannot read table {name_shown(name)} of {source}: the name holds {QUOTE_NAMES[stray]} "
+                             f"inside a part it does not quote: {quoting}")
         parts = [part for part, _ in split]
         named = all(part.strip() for part in parts)
     else:
         parts = list(name) if isinstance(name, (tuple, list)) else []
         named = all(isinstance(part, str) and part for part in parts)
     if not 1 <= len(parts) <= 3 or not named:
-        raise InputError(f"cannot read table {name!r} of {source}: {naming}")
+        raise InputError(f"cannot read table {name_shown(name)} of {source}: {naming}")
     return parts
 
 
@@ -1094,7 +1096,7 @@ class Search(_Model):
     @classmethod
     def _known_metric(cls, name: str | None) -> str | None:
         if name is not None and name.lower() not in METRIC_NAMES:
-            raise ValueError(f"unknown metric {name!r}; choose one of {', '.join(METRIC_NAMES)}")
+            raise ValueError(f"unknown metric {name_shown(name)}; choose one of {', '.join(METRIC_NAMES)}")
         return None if name is None else name.lower()
 
     @model_validator(mode="after")
@@ -1179,16 +1181,17 @@ class Spec(_Model, metaclass=_SpecErrorWhenCalled):
             raise ValueError("declare at least one quasi-identifier under [quasi_identifiers]")
         for name, sensitive in self.sensitive.items():
             if not sensitive.models:
-                raise ValueError(f"sensitive column {name!r} has no privacy model: give t (with distance), "
+                raise ValueError(f"sensitive column {name_shown(name)} has no privacy model: give t (with distance), "
                                  "distinct_l, entropy_l, recursive = {c = …, l = …} or p")
         roles: dict[str, str] = {}
         for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
                             ("identifier", self.identifiers)):
             for name in names:
                 if name in roles and roles[name] == role:  # a list of identifiers naming it twice
-                    raise ValueError(f"column {name!r} is listed twice in identifiers; list it once")
+                    raise ValueError(f"column {name_shown(name)} is listed twice in identifiers; list it once")
                 if name in roles:
-                    raise ValueError(f"column {name!r} is declared both {roles[name]} and {role}; give it one role")
+                    raise ValueError(f"column {name_shown(name)} is declared both {roles[name]} and {role}; give it "
+                                     "one role")
                 roles[name] = role
         if self.privacy is None:
             raise ValueError("no privacy requirement: add [privacy] with k = … (e.g. k = 5), and t-closeness or "
@@ -1196,11 +1199,11 @@ class Spec(_Model, metaclass=_SpecErrorWhenCalled):
                              "nothing")
         unknown = sorted(set(self.search.weights or {}) - set(self.quasi_identifiers))
         if unknown:
-            raise ValueError(f"[search.weights] names {unknown[0]!r}, which is not a quasi-identifier")
+            raise ValueError(f"[search.weights] names {name_shown(unknown[0])}, which is not a quasi-identifier")
         missing = [name for name in self.quasi_identifiers if self.search.weights is not None
                    and name not in self.search.weights]
         if missing:
-            raise ValueError(f"[search.weights] gives no weights for {', '.join(repr(m) for m in missing)}: "
+            raise ValueError(f"[search.weights] gives no weights for {', '.join(name_shown(m) for m in missing)}: "
                              "a custom metric weighs every quasi-identifier's hierarchy")
         if self.privacy.k < 2 and not self.sensitive:
             raise ValueError("k = 1 with no sensitive model protects nothing: raise k (e.g. k = 5) or add a model "
@@ -1511,7 +1514,7 @@ def expand_env(text: str) -> str:
             return value
         if default is None:
             state = "is set but empty" if value == "" else "is not set"
-            raise SpecError(f"environment variable {name} {state} (used in {text!r}); set it or "
+            raise SpecError(f"environment variable {name} {state} (used in {name_shown(text)}); set it or "
                             f"write ${{{name}:-default}}")
         return default
 
@@ -1562,8 +1565,8 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
         value = container.get(key)
         if isinstance(value, (str, Path)):
             if "\0" in str(value):  # no file name holds one: Python's file calls raise a bare ValueError
-                raise SpecError(f"{where}: invalid spec: {label}: the path {str(value)!r} holds a NUL character, "
-                                "which no file name can hold; remove it")
+                raise SpecError(f"{where}: invalid spec: {label}: the path {name_shown(str(value))} holds a NUL "
+                                "character, which no file name can hold; remove it")
             p = Path(expand_env(str(value))).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
@@ -1597,11 +1600,11 @@ def static_hierarchy(s: HierarchySpec, column: str) -> Hierarchy:
         if s.kind == "file":
             h = Hierarchy.from_csv(s.file, s.delimiter)
         elif s.kind == "tree":
-            h = Hierarchy.from_tree(s.tree, f"tree for column {column!r}")
+            h = Hierarchy.from_tree(s.tree, f"tree for column {name_shown(column)}")
         else:
             h = s.hierarchy
     except HierarchyError as e:
-        raise HierarchyError(f"hierarchy of column {column!r}: {e}") from None
+        raise HierarchyError(f"hierarchy of column {name_shown(column)}: {e}") from None
     return h.with_leaves_declared() if s.leaves_declared else h
 
 

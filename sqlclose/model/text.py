@@ -289,7 +289,7 @@ def named_once(names: Sequence[object], option: str) -> None:
     ninety-fourth round), naming the option as the caller gave it."""
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
-        raise OptionError(option, f"names {twice!r} twice; name each column once")
+        raise OptionError(option, f"names {name_shown(twice)} twice; name each column once")
 
 
 def agreeing(n: int, one: str, many: str) -> str:

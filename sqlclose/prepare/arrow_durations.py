@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
+from sqlclose.model.text import name_shown
 
 _NANOS_PER_MICRO = 1000
 # A month_day_nano value's layout in its data buffer: months, days, nanoseconds.
@@ -30,8 +31,8 @@ def refuse_sub_microsecond_durations(table: pa.Table, label: str) -> None:
     if found is None:
         return
     name, also = found
-    raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds durations "
-                     f"with parts finer than a microsecond{also}, which the engine's INTERVAL does not keep "
+    raise InputError(f"cannot read the {label}: column {name_shown(name)} ({table.schema.field(name).type}) holds "
+                     f"durations with parts finer than a microsecond{also}, which the engine's INTERVAL does not keep "
                      f"(1.000000005 s would be released as 1 s, a value no row holds); convert it first: "
                      f"{_fixes(name, table.schema.field(name).type, label)}")
 
@@ -42,16 +43,17 @@ def first_column_where(table: pa.Table, test: Callable[[pa.ChunkedArray], bool])
     found = [name for name, column in zip(table.column_names, table.columns) if test(column)]
     if not found:
         return None
-    return found[0], "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
+    return found[0], "" if len(found) == 1 else f" (so do {', '.join(name_shown(n) for n in found[1:])})"
 
 
 def _fixes(name: str, kind: pa.DataType, label: str) -> str:
     if kind != pa.duration("ns"):  # nested, or an interval of months and days too
         return "to its nanoseconds as numbers, or to its text"
     if label.startswith("pandas"):
-        return (f"df[{name!r}].astype('int64') (its nanoseconds as a number), df[{name!r}].astype(str) (its text), "
-                f"or df[{name!r}].dt.floor('us') (to the microsecond, if that is what you mean to release)")
-    return f"table[{name!r}].cast(pa.int64()) (its nanoseconds as a number), or its text"
+        return (f"df[{name_shown(name)}].astype('int64') (its nanoseconds as a number), "
+                f"df[{name_shown(name)}].astype(str) (its text), "
+                f"or df[{name_shown(name)}].dt.floor('us') (to the microsecond, if that is what you mean to release)")
+    return f"table[{name_shown(name)}].cast(pa.int64()) (its nanoseconds as a number), or its text"
 
 
 def _finer_than_micros(column: pa.ChunkedArray) -> bool:

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
 from sqlclose.model.instant_range import days_within, instants_within
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.arrow_durations import first_column_where, leaves, type_holds
 
 _MS_PER_DAY = 86_400_000
@@ -28,7 +29,8 @@ def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
     if found is None:
         return
     name, also = found
-    raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds a date, "
+    raise InputError(f"cannot read the {label}: column {name_shown(name)} ({table.schema.field(name).type}) holds a "
+                     "date, "
                      f"time or duration past what the engine holds{also} (DuckDB keeps instants from 290309 BC to "
                      "294247 AD, to the microsecond, and reads the very ends of its range as infinity); such a "
                      "value is usually a number read in the wrong unit (microseconds read as seconds): correct it, "

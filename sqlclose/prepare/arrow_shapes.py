@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.arrow_durations import map_entries, type_holds
 
 _INDEX = re.compile(r"__index_level_\d+__")
@@ -34,16 +35,17 @@ def refuse_arrow_shapes(table: pa.Table, label: str, released: Callable[[str], b
     for field, column in zip(table.schema, table.columns):
         foreign = _foreign_extension(field.type) if held(field.name) else None
         if foreign is not None:
-            raise InputError(f"cannot read the {label}: column {field.name!r} is of the Arrow extension type "
-                             f"{foreign.extension_name!r}, which the engine reads as its storage "
+            raise InputError(f"cannot read the {label}: column {name_shown(field.name)} is of the Arrow extension type "
+                             f"{name_shown(foreign.extension_name)}, which the engine reads as its storage "
                              f"({foreign.storage_type}), not its values (a pandas month period '2000-01' as 360); "
-                             f"convert it first, e.g. to its text (as a DataFrame: df[{field.name!r}]"
+                             f"convert it first, e.g. to its text (as a DataFrame: df[{name_shown(field.name)}]"
                              ".astype(\"string\")) or to a type of Arrow's own")
         if type_holds(field.type, lambda t: pa.types.is_struct(t) and t.num_fields == 0):
-            raise InputError(f"cannot read the {label}: column {field.name!r} ({field.type}) holds a struct of no "
-                             "fields, which no Parquet file can hold; drop the column or give the struct a field")
+            raise InputError(f"cannot read the {label}: column {name_shown(field.name)} ({field.type}) holds a struct "
+                             "of no fields, which no Parquet file can hold; drop the column or give the struct a field")
         if any(_repeats_a_key(leaf) for leaf in _maps(column)):
-            raise InputError(f"cannot read the {label}: column {field.name!r} ({field.type}) holds a map with one "
+            raise InputError(f"cannot read the {label}: column {name_shown(field.name)} ({field.type}) holds a map "
+                             "with one "
                              "key twice in an entry, which the engine does not read; keep one value per key first")
 
 
@@ -54,10 +56,10 @@ def _refuse_pandas_index(table: pa.Table, label: str, released: Callable[[str], 
     kept = [c for c in meta.get("index_columns", []) if isinstance(c, str) and _INDEX.fullmatch(c)
             and c in table.column_names and released(c)]
     if kept:
-        raise InputError(f"cannot read the {label}: column {kept[0]!r} is pandas' row index, which "
+        raise InputError(f"cannot read the {label}: column {name_shown(kept[0])} is pandas' row index, which "
                          "pa.Table.from_pandas kept (a filtered frame's index tells each row's place in the whole "
                          "table); make the table with pa.Table.from_pandas(df, preserve_index=False), or drop it: "
-                         f"table.drop_columns([{kept[0]!r}])")
+                         f"table.drop_columns([{name_shown(kept[0])}])")
 
 
 def _foreign_extension(kind: pa.DataType) -> pa.ExtensionType | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from sqlclose.errors import InputError
+from sqlclose.model.text import name_shown
 
 
 def refuse_invalid_text(table: pa.Table, label: str) -> None:
@@ -23,7 +24,7 @@ def refuse_invalid_text(table: pa.Table, label: str) -> None:
             column.validate(full=True)
         except pa.ArrowInvalid as e:
             if "UTF8" in str(e):
-                raise InputError(f"cannot read the {label}: column {name!r} holds text that is not valid UTF-8; "
-                                 "give it as binary (cast it to pa.binary()), or fix its values first") from None
-            raise InputError(f"cannot read the {label}: column {name!r} is malformed (Arrow's full validation "
-                             "fails on it); build it again first") from None
+                raise InputError(f"cannot read the {label}: column {name_shown(name)} holds text that is not valid "
+                                 "UTF-8; give it as binary (cast it to pa.binary()), or fix its values first") from None
+            raise InputError(f"cannot read the {label}: column {name_shown(name)} is malformed (Arrow's full "
+                             "validation fails on it); build it again first") from None

@@ -40,7 +40,7 @@ from sqlglot.errors import SqlglotError
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.errors import InputError
 from sqlclose.model import mending
-from sqlclose.model.text import counted
+from sqlclose.model.text import counted, name_shown
 from sqlclose.sql import queries as q
 
 _DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
@@ -91,10 +91,10 @@ def _told(at: _Decimals, rows: int, label: str, kind: str) -> str:
     """The refusal of ``rows`` rows past ``at``'s precision, naming its column (and path), no value."""
     size = f"DECIMAL({at.precision}, {at.scale})"
     if at.steps:
-        where, what = f"column {at.column!r} holds {size} values at {at.path}", "field"
+        where, what = f"column {name_shown(at.column)} holds {size} values at {at.path}", "field"
         fix = f"where the table is made (the query that makes {mending.source_sql(kind, q.ident(at.column))})"
     else:
-        where, what = f"column {at.column!r} is a {size}", "column"
+        where, what = f"column {name_shown(at.column)} is a {size}", "column"
         fix = _column_fix(at.column, kind)
     return (f"cannot read {label}: {where} and {counted(rows, 'row')} of it "
             f"{'holds a value' if rows == 1 else 'hold values'} of more than {at.precision} digits, which the "
@@ -137,7 +137,7 @@ def _duckdb_decimals(name: str, kind: str) -> Iterator[tuple[tuple[Step, ...], i
     try:
         parsed = exp.DataType.build(kind, dialect="duckdb")
     except (SqlglotError, ValueError):  # fail closed: a DECIMAL inside that cannot be found is not checked
-        raise InputError(f"column {name!r} is of type {kind}, which holds DECIMAL values that cannot be told "
+        raise InputError(f"column {name_shown(name)} is of type {kind}, which holds DECIMAL values that cannot be told "
                          "apart to check their digits: cast the column to a type of no DECIMAL first") from None
     yield from _parsed_decimals(parsed, ())
 

@@ -20,7 +20,7 @@ from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model import mending
 from sqlclose.model.spec import Source, Spec
-from sqlclose.model.text import agreeing, counted
+from sqlclose.model.text import agreeing, counted, name_shown
 from sqlclose.prepare.problem import (
     MAX_ROWS,
     Problem,
@@ -111,18 +111,18 @@ def check_warehouse_spec(spec: Spec) -> Source:
     if source.columns is not None:
         for name in spec.declared_columns:
             if name not in source.columns:
-                raise SpecError(f"column {name!r} is declared in the spec but not listed in [source] columns (the "
-                                "warehouse table's columns, which sqlclose cannot see): add it to columns if the "
+                raise SpecError(f"column {name_shown(name)} is declared in the spec but not listed in [source] columns "
+                                "(the warehouse table's columns, which sqlclose cannot see): add it to columns if the "
                                 "table has it, or correct its name")
     for c in scanned_columns(spec):
         if c.name == wh.COUNT_COLUMN or c.name.startswith(wh.TYPED_PREFIX):
-            raise SpecError(f"column {c.name!r} has a name the histogram query gives its own columns "
+            raise SpecError(f"column {name_shown(c.name)} has a name the histogram query gives its own columns "
                             f"({wh.COUNT_COLUMN!r}, {wh.TYPED_PREFIX}…), so it would have two columns of that name: "
                             "rename it in the warehouse (e.g. a view selecting it AS another name) and in the spec")
     typed = {name for name, s in spec.sensitive.items() if s.distance == "ordered"} | set(banded(spec))
     for name in source.types:
         if name not in typed:
-            raise SpecError(f"[source] types names {name!r}, but on the warehouse path types apply to a CSV "
+            raise SpecError(f"[source] types names {name_shown(name)}, but on the warehouse path types apply to a CSV "
                             "histogram's ordered sensitive columns and banded quasi-identifiers only (other "
                             "quasi-identifiers are read as text, the count as whole numbers): remove it")
     return source
@@ -193,8 +193,8 @@ def _refuse_names_alike_unspaced(names: tuple[str, ...], label: str) -> None:
         other = seen.setdefault(name.strip(), name)
         if other != name:
             raise InputError(f"{label} is CSV, whose header's names are read without the spaces around them, and "
-                             f"the spec counts the columns {other!r} and {name!r}, which are one name so: export "
-                             "the histogram as Parquet, which keeps names as they are")
+                             f"the spec counts the columns {name_shown(other)} and {name_shown(name)}, which are one "
+                             "name so: export the histogram as Parquet, which keeps names as they are")
 
 
 def _opened(path: Path, spec: Spec, read: FileRead) -> Opened:
@@ -243,17 +243,19 @@ def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool =
     if missing and {c.casefold() for c in missing} <= {c.casefold() for c in found}:
         # Told for what it is: the message spoke of "a file without a header line" for a Parquet file.
         which = "its name differs" if len(missing) == 1 else f"the names of {len(missing)} of its columns differ"
-        raise DataError(f"{label} has no column {missing[0]!r}: {which} from those of `sqlclose sql` only in upper and "
-                        "lower case (a warehouse session that folds quoted names: Snowflake under "
+        raise DataError(f"{label} has no column {name_shown(missing[0])}: {which} from those of `sqlclose sql` only in "
+                        "upper and lower case (a warehouse session that folds quoted names: Snowflake under "
                         "QUOTED_IDENTIFIERS_IGNORE_CASE = TRUE writes ZIP and __SQLCLOSE_COUNT); export the histogram "
                         "from a session that keeps them as written (ALTER SESSION SET QUOTED_IDENTIFIERS_IGNORE_CASE = "
                         "FALSE): it must hold exactly the columns of `sqlclose sql` for this spec: "
-                        f"{', '.join(repr(c) for c in expected)}")
+                        f"{', '.join(name_shown(c) for c in expected)}")
     if missing:
-        raise DataError(f"{label} has no column {missing[0]!r} ({columns_told(expected, found, csv)}); it must hold "
-                        f"exactly the columns of `sqlclose sql` for this spec: {', '.join(repr(c) for c in expected)}")
+        raise DataError(f"{label} has no column {name_shown(missing[0])} ({columns_told(expected, found, csv)}); it "
+                        "must hold "
+                        "exactly the columns of `sqlclose sql` for this spec: "
+                        f"{', '.join(name_shown(c) for c in expected)}")
     if extra:
-        extras = ", ".join(repr(c) for c in extra)
+        extras = ", ".join(name_shown(c) for c in extra)
         raise DataError(f"{label} has {agreeing(len(extra), 'a column', 'columns')} the spec does not count: {extras}; "
                         "export the result of `sqlclose sql` for this spec unchanged")
     if not count_type:
@@ -364,7 +366,8 @@ def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, la
             what, fix = "NaN both with and without a minus sign (-nan and nan)", nan_made_null(name, warehouse)
         else:
             continue
-        raise DataError(f"column {name!r} in {label} holds {what}, one number written two ways: the histogram "
+        raise DataError(f"column {name_shown(name)} in {label} holds {what}, one number written two ways: the "
+                        "histogram "
                         "counts them apart, the released numbers compare as one, so its classes and the release "
                         "would not count alike; normalize it in the warehouse (a view selecting it, as [source] "
                         f"table; e.g. {fix}), then run `sqlclose sql` and export again (a text column holding such "
@@ -420,12 +423,12 @@ def _check_typed_copies(engine: Engine, relation: exp.Expression, spec: Spec, la
     for i, (name, copy) in enumerate(copies.items()):
         if row[f"alike_{i}"]:
             n = row[f"alike_{i}"]
-            what = (f"{counted(n, 'text')} of column {name!r} {agreeing(n, 'stands', 'stand')} for several values "
-                    f"({counts[name]!r} counts more than 1): the warehouse writes those values alike")
+            what = (f"{counted(n, 'text')} of column {name_shown(name)} {agreeing(n, 'stands', 'stand')} for several "
+                    f"values ({counts[name]!r} counts more than 1): the warehouse writes those values alike")
         elif row[f"text_{i}"]:
             n = row[f"text_{i}"]
-            what = (f"{counted(n, 'text')} of column {name!r} {agreeing(n, 'does', 'do')} not read back as the value "
-                    f"{agreeing(n, 'it stands', 'they stand')} for ({copy!r})")
+            what = (f"{counted(n, 'text')} of column {name_shown(name)} {agreeing(n, 'does', 'do')} not read back as "
+                    f"the value {agreeing(n, 'it stands', 'they stand')} for ({copy!r})")
         else:
             continue
         raise DataError(f"{label}: {what}, but its bands are cut from the text, so a value would be labelled with "

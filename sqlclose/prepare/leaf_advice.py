@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlclose.model import mending
 from sqlclose.model.attributes import QI_LISTER, QI_NAMED_BY_ERROR, whole_numbers_hint
 from sqlclose.model.spec import Spec
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
 
@@ -76,16 +77,18 @@ class LeafAdvice:
             return (f"in the warehouse (a view selecting {cast.sql()} AS {q.ident(column).sql()}, as [source] table), "
                     "then run `sqlclose sql` and export the histogram again")
         if kind == mending.PANDAS:
-            return (f"in the DataFrame first: df[{column!r}] = df[{column!r}].astype('Int64') (pandas' integers that "
+            return (f"in the DataFrame first: df[{name_shown(column)}] = df[{name_shown(column)}].astype('Int64') "
+                    "(pandas' integers that "
                     "keep a missing value missing; a missing one is what makes pandas store whole numbers as float64)")
         if kind == mending.ARROW:
-            return (f"in the table first: table[{column!r}].cast('int64'), put back with table.set_column (a missing "
-                    "value stays missing)")
+            return (f"in the table first: table[{name_shown(column)}].cast('int64'), put back with table.set_column (a "
+                    "missing value stays missing)")
         if kind == mending.SPARK_FRAME:
-            return f"in the DataFrame first: df.withColumn({column!r}, df[{column!r}].cast('bigint'))"
+            return (f"in the DataFrame first: df.withColumn({name_shown(column)}, "
+                    f"df[{name_shown(column)}].cast('bigint'))")
         if kind == mending.SPARK_TABLE:  # a query beside (session, table) is refused
             return (f"in a DataFrame of the table, given as the source in its place: df = spark.table(…); "
-                    f"df = df.withColumn({column!r}, df[{column!r}].cast('bigint'))")
+                    f"df = df.withColumn({name_shown(column)}, df[{name_shown(column)}].cast('bigint'))")
         if kind in (mending.RELATION, mending.VIEW):  # neither takes a [source] query
             return mending.mended(kind, column, cast.sql("duckdb"), "", "")
         replaced = f"SELECT * REPLACE ({cast.sql('duckdb')} AS {q.ident(column).sql('duckdb')}) FROM …"

@@ -19,6 +19,7 @@ from sqlglot import exp
 from sqlclose.errors import DataError
 from sqlclose.model import mending
 from sqlclose.model.spec import Spec
+from sqlclose.model.text import name_shown
 
 _VARIANT = b"arrow.parquet.variant"  # the Arrow extension DuckDB and Parquet carry a VARIANT as
 
@@ -33,7 +34,8 @@ def refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str, sourc
         held = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
         if pa.types.is_nested(held):
             said, fix = _told(name, field, held, source_kind)
-            raise DataError(f"column {name!r} in {source_label} is {said}, nested values, but a {role} is one plain "
+            raise DataError(f"column {name_shown(name)} in {source_label} is {said}, nested values, but a {role} is "
+                            "one plain "
                             "value a row (its hierarchy, rule or distance would read the engine's text of the whole "
                             f"value): {fix}")
 
@@ -43,12 +45,13 @@ def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tu
     column = exp.column(name, quoted=True)
     variant = _is_variant(field, held)
     if variant or pa.types.is_union(held):
-        said = "a VARIANT" if variant else f"a UNION (of {', '.join(repr(m.name) for m in held)})"
+        said = "a VARIANT" if variant else f"a UNION (of {', '.join(name_shown(m.name) for m in held)})"
         cast = exp.cast(column, "VARCHAR")
         if source_kind == mending.QUERY:
             where = f"in a [source] query (query = \"SELECT {cast.sql('duckdb')} AS {column.sql('duckdb')}, … FROM …\")"
         else:
-            where = mending.mended(source_kind, name, cast, f"df[{name!r}] = df[{name!r}].astype(str)",
+            where = mending.mended(source_kind, name, cast, f"df[{name_shown(name)}] = "
+                                                            f"df[{name_shown(name)}].astype(str)",
                                    "a column of the one type its values hold, made in Python")
         return said, (f"cast it to text {where}, or to the one type its values hold, if the whole of it is what "
                       "tells people apart; else leave it out (others = \"drop\", or list it under identifiers)")
@@ -79,18 +82,18 @@ def _picked(name: str, column: exp.Expression, held: pa.DataType) -> tuple[exp.E
     if pa.types.is_struct(held) and held.num_fields:
         first = held.field(0).name
         return (exp.Bracket(this=column, expressions=[exp.Literal.string(first)]),
-                f"df[{name!r}] = df[{name!r}].struct.field({first!r})",
-                f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
-                f"pyarrow.compute.struct_field(table[{name!r}], [{first!r}]))")
+                f"df[{name_shown(name)}] = df[{name_shown(name)}].struct.field({first!r})",
+                f"table = table.set_column(table.schema.get_field_index({name_shown(name)}), {name_shown(name)}, "
+                f"pyarrow.compute.struct_field(table[{name_shown(name)}], [{first!r}]))")
     if pa.types.is_list(held) or pa.types.is_large_list(held) or pa.types.is_fixed_size_list(held):
         return (exp.Bracket(this=column, expressions=[exp.Literal.number(1)], offset=1),  # DuckDB's [1] as written
-                f"df[{name!r}] = df[{name!r}].list[0]",
-                f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
-                f"pyarrow.compute.list_element(table[{name!r}], 0))")
+                f"df[{name_shown(name)}] = df[{name_shown(name)}].list[0]",
+                f"table = table.set_column(table.schema.get_field_index({name_shown(name)}), {name_shown(name)}, "
+                f"pyarrow.compute.list_element(table[{name_shown(name)}], 0))")
     if pa.types.is_map(held):
         return (exp.Bracket(this=column, expressions=[exp.Literal.string("key")]),
-                f"df[{name!r}] = df[{name!r}].astype(str)",
-                f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
-                f"pyarrow.compute.map_lookup(table[{name!r}], 'key', 'first'))")
-    return (exp.cast(column, "VARCHAR"), f"df[{name!r}] = df[{name!r}].astype(str)",
+                f"df[{name_shown(name)}] = df[{name_shown(name)}].astype(str)",
+                f"table = table.set_column(table.schema.get_field_index({name_shown(name)}), {name_shown(name)}, "
+                f"pyarrow.compute.map_lookup(table[{name_shown(name)}], 'key', 'first'))")
+    return (exp.cast(column, "VARCHAR"), f"df[{name_shown(name)}] = df[{name_shown(name)}].astype(str)",
             "a column of the one type its values hold, made in Python")

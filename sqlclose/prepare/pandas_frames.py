@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from sqlclose.errors import DataError, InputError
 from sqlclose.model.column_names import refuse_renamed_columns
+from sqlclose.model.text import name_shown
 
 _CONVERSION = re.compile(r"Conversion failed for column (.+) with type ([^\s'\")]+)")
 
@@ -44,8 +45,8 @@ def refuse_index_columns(source: Any, names: list[str]) -> None:
     index = {str(n) for n in source.index.names if n is not None}
     for name in names:
         if name not in columns and name in index:
-            raise DataError(f"column {name!r} is the pandas DataFrame's index, which sqlclose does not read: pass "
-                            "df.reset_index() to make it a column")
+            raise DataError(f"column {name_shown(name)} is the pandas DataFrame's index, which sqlclose does not read: "
+                            "pass df.reset_index() to make it a column")
 
 
 UTC_NAMES = ("UTC", "Etc/UTC", "+00:00", "Z", "GMT", "Etc/GMT")
@@ -66,11 +67,12 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
         zone = zones.get(name)
         if zone is not None and str(zone) not in UTC_NAMES:
             raise InputError(
-                f"column {name!r} holds timestamps in the time zone {str(zone)!r}, and its dates rule labels days in "
+                f"column {name_shown(name)} holds timestamps in the time zone {str(zone)!r}, and its dates rule labels "
+                "days in "
                 "UTC (sqlclose's session keeps the instant, not the zone): say which days are meant — the zone's own "
-                f"wall time, df[{name!r}] = df[{name!r}].dt.tz_localize(None) (Arrow: pyarrow.compute.local_timestamp "
-                f"of the column), or UTC's, df[{name!r}] = "
-                f"df[{name!r}].dt.tz_convert('UTC')")
+                f"wall time, df[{name_shown(name)}] = df[{name_shown(name)}].dt.tz_localize(None) (Arrow: "
+                f"pyarrow.compute.local_timestamp of the column), or UTC's, df[{name_shown(name)}] = "
+                f"df[{name_shown(name)}].dt.tz_convert('UTC')")
 
 
 def _pandas_zone(dtype: Any) -> Any:
@@ -110,10 +112,10 @@ def arrow_of_pandas(frame: Any, released: Callable[[str], bool] | None = None) -
         table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         found = _CONVERSION.search(str(e))
-        column = f"column {found.group(1)!r} (dtype {found.group(2)})" if found else "a column"
+        column = f"column {name_shown(found.group(1))} (dtype {found.group(2)})" if found else "a column"
         # The fix names the column by its label as Python quotes it (df['age'], df[3]), where Arrow's words name it
         labels = [label for label in frame.columns if found and str(label) == found.group(1)]
-        c = f"df[{labels[0]!r}]" if labels else "df[col]"
+        c = f"df[{name_shown(labels[0])}]" if labels else "df[col]"
         if found and found.group(2).startswith("complex"):
             raise InputError(f"cannot read the pandas DataFrame: {column} holds complex numbers, which Arrow has no "
                              f"type for; convert it first, e.g. to its parts ({c}.real, {c}.imag) or to text "
@@ -141,11 +143,11 @@ def _unconverted(frame: Any, error: Exception) -> InputError:
             pa.Array.from_pandas(frame[name])
         except (OverflowError, UnicodeError, pa.ArrowException):
             what = ("a whole number past 64 bits; give it a type that holds it first, e.g. "
-                    f"df[{str(name)!r}].astype(str), or astype(pd.ArrowDtype(pa.decimal128(38, 0)))"
+                    f"df[{name_shown(str(name))}].astype(str), or astype(pd.ArrowDtype(pa.decimal128(38, 0)))"
                     if isinstance(error, OverflowError) else
                     "text that is not valid Unicode (a lone surrogate, as bytes decoded with 'surrogateescape' "
                     "give); decode its bytes as what they are, or give them as bytes")
-            return InputError(f"cannot read the pandas DataFrame: column {str(name)!r} holds {what}")
+            return InputError(f"cannot read the pandas DataFrame: column {name_shown(str(name))} holds {what}")
     return InputError(f"cannot read the pandas DataFrame: a column holds values Arrow cannot read "
                       f"({type(error).__name__})")
 
@@ -191,9 +193,10 @@ def _refuse_sparse(frame: Any) -> None:
 
     sparse = [str(name) for name, dtype in zip(frame.columns, frame.dtypes) if isinstance(dtype, pd.SparseDtype)]
     if sparse:
-        named = f"column {sparse[0]!r} is" if len(sparse) == 1 else f"columns {', '.join(map(repr, sparse))} are"
+        named = f"column {name_shown(sparse[0])} is" if len(sparse) == 1 else \
+            f"columns {', '.join(map(name_shown, sparse))} are"
         raise InputError(f"cannot read the pandas DataFrame: {named} sparse, which Arrow does not read; densify "
-                         f"it first: df[{sparse[0]!r}] = df[{sparse[0]!r}].sparse.to_dense()")
+                         f"it first: df[{name_shown(sparse[0])}] = df[{name_shown(sparse[0])}].sparse.to_dense()")
 
 
 def _refuse_pandas_extensions(frame: Any, table: pa.Table, held: Callable[[str], bool]) -> None:
@@ -205,14 +208,14 @@ def _refuse_pandas_extensions(frame: Any, table: pa.Table, held: Callable[[str],
              and table.schema.field(str(name)).type.extension_name.startswith("pandas.")]
     if found:
         name, dtype = found[0]
-        also = "" if len(found) == 1 else f" (so are {', '.join(repr(n) for n, _ in found[1:])})"
+        also = "" if len(found) == 1 else f" (so are {', '.join(name_shown(n) for n, _ in found[1:])})"
         period = dtype.startswith("period")
         read_as = "its count of periods since 1970 (a month '2000-01' as 360)" if period else \
             "pandas' storage of it, not its values"
-        fixes = f"df[{name!r}].astype(str) (its values as text" + (", e.g. '2000-01')" if period else ")") + \
-            (f" or df[{name!r}].dt.to_timestamp() (each period's start)" if period else "")
-        raise InputError(f"cannot read the pandas DataFrame: column {name!r} is of dtype {dtype}, which the engine "
-                         f"would read as {read_as}{also}; convert it first: {fixes}")
+        fixes = f"df[{name_shown(name)}].astype(str) (its values as text" + (", e.g. '2000-01')" if period else ")") + \
+            (f" or df[{name_shown(name)}].dt.to_timestamp() (each period's start)" if period else "")
+        raise InputError(f"cannot read the pandas DataFrame: column {name_shown(name)} is of dtype {dtype}, which the "
+                         f"engine would read as {read_as}{also}; convert it first: {fixes}")
 
 
 def _refuse_types_from_values(frame: Any, table: pa.Table, held: Callable[[str], bool]) -> None:
@@ -228,12 +231,12 @@ def _refuse_types_from_values(frame: Any, table: pa.Table, held: Callable[[str],
                 if str(dtype) == "object" and held(str(name))
                 and not any(test(table.schema.field(str(name)).type) for test in fixed)]
     if inferred:
-        named = f"column {inferred[0]!r} is" if len(inferred) == 1 else \
-            f"columns {', '.join(map(repr, inferred))} are"
+        named = f"column {name_shown(inferred[0])} is" if len(inferred) == 1 else \
+            f"columns {', '.join(map(name_shown, inferred))} are"
         raise InputError(f"cannot read the pandas DataFrame: {named} of dtype object, whose type Arrow infers from the "
                          "values, a suppressed row's too (one fraction among whole numbers changes every released "
-                         f"value's type); give each a type first, e.g. df[{inferred[0]!r}] = df[{inferred[0]!r}]."
-                         f"{_typed_as(table.schema.field(str(inferred[0])).type)}")
+                         f"value's type); give each a type first, e.g. df[{name_shown(inferred[0])}] = "
+                         f"df[{name_shown(inferred[0])}].{_typed_as(table.schema.field(str(inferred[0])).type)}")
 
 
 def _typed_as(inferred: pa.DataType) -> str:

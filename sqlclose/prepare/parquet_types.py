@@ -21,6 +21,7 @@ from typing import Any
 from sqlclose.errors import InputError
 from sqlclose.model.instant_range import days_within, instants_within
 from sqlclose.model.spec import MAX_DECIMAL_DIGITS
+from sqlclose.model.text import name_shown
 
 _NANOS_PER_MICRO = 1000
 
@@ -48,7 +49,7 @@ def refuse_narrowed_columns(path: Path) -> None:
         leaf = schema.column(i)
         column = _top_level(leaf.path, names)
         if leaf.logical_type.type == "DECIMAL" and leaf.precision > MAX_DECIMAL_DIGITS:
-            raise InputError(f"cannot read {path}: column {column!r} is a DECIMAL of {leaf.precision} digits"
+            raise InputError(f"cannot read {path}: column {name_shown(column)} is a DECIMAL of {leaf.precision} digits"
                              f"{' (in its field ' + repr(leaf.path) + ')' if leaf.path != column else ''}, more than "
                              f"the engine's {MAX_DECIMAL_DIGITS}, which it would read as a rounded DOUBLE (values "
                              "no row holds); write it as text, or as a DECIMAL of at most 38 digits, first")
@@ -56,7 +57,8 @@ def refuse_narrowed_columns(path: Path) -> None:
             int96.append(column)
     finer = next((column for column in int96 if _finer_than_micros(path, column)), None)
     if finer is not None:
-        raise InputError(f"cannot read {path}: column {finer!r} holds INT96 timestamps (Impala's or Spark's legacy "
+        raise InputError(f"cannot read {path}: column {name_shown(finer)} holds INT96 timestamps (Impala's or Spark's "
+                         "legacy "
                          "format) with parts finer than a microsecond, which the engine's TIMESTAMP does not keep "
                          "(rows a nanosecond apart would be released as one value); write it as a TIMESTAMP of "
                          "nanoseconds (INT64, pyarrow's default), or as its nanoseconds as numbers, first")
@@ -82,8 +84,8 @@ def refuse_instants_past_range(path: Path) -> None:
         leaf = schema.column(i)
         column = _top_level(leaf.path, names)
         if _past_the_engines_range(opened, metadata, i, leaf, column):
-            raise InputError(f"cannot read {path}: column {column!r} holds a date or time past what the engine "
-                             "holds (DuckDB keeps instants from 290309 BC to 294247 AD, to the microsecond, and "
+            raise InputError(f"cannot read {path}: column {name_shown(column)} holds a date or time past what the "
+                             "engine holds (DuckDB keeps instants from 290309 BC to 294247 AD, to the microsecond, and "
                              "reads the very ends of its range as infinity); such a value is usually a number "
                              "written in the wrong unit: correct it, or write it as NULL")
 

@@ -317,7 +317,8 @@ def _refuse_nulls(coded: list[q.CodedColumn], nulls: dict[str, int], policies: d
     for c in coded:
         if nulls[c.raw] and policies[c.raw] == "error":
             raise NullsError(
-                f"column {c.name!r} has {counted(nulls[c.raw], 'NULL value')} in {source_label}; set nulls = \"drop\" "
+                f"column {name_shown(c.name)} has {counted(nulls[c.raw], 'NULL value')} in {source_label}; set nulls = "
+                "\"drop\" "
                 f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
                 "or clean the data", c.name, int(nulls[c.raw]))
 
@@ -386,7 +387,7 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
     declared = set(spec.declared_columns)
     others = [c for c in columns if c not in declared]
     if others and spec.others is None:
-        listed = ", ".join(repr(c) for c in others[:MAX_LISTED_VALUES])
+        listed = ", ".join(name_shown(c) for c in others[:MAX_LISTED_VALUES])
         more = f" and {len(others) - MAX_LISTED_VALUES} more" if len(others) > MAX_LISTED_VALUES else ""
         raise DataError(f"{source_label} has {counted(len(others), 'column')} the spec does not mention: "
                         f"{listed}{more}; say what happens to them with others = \"keep\" (release them unchanged) or "
@@ -401,7 +402,8 @@ def _refuse_unreached_floats(schema: pa.Schema, released: list[str], source_labe
     so two orders of one table gave two files (review of the ninety-first round)."""
     told = [name for name in released if unreached_float(schema.field(name).type)]
     if told:
-        raise DataError(f"column {told[0]!r} in {source_label} holds floating-point numbers inside a fixed-size list "
+        raise DataError(f"column {name_shown(told[0])} in {source_label} holds floating-point numbers inside a "
+                        "fixed-size list "
                         "of nested values (e.g. STRUCT(a DOUBLE)[2]), whose NaNs a release cannot write as one: NaNs "
                         "differing only in their payload would be written in the input's order; give the column as "
                         "a list (a [source] query's CAST to STRUCT(a DOUBLE)[]), or leave it out (others = \"drop\", "
@@ -415,25 +417,26 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     would find no code and not be counted. Both asked in one pass over the column."""
     found = engine.fetch_row(q.float_checks(source, name, engine.is_nan))
     if found["non_finite"] and histogram:
-        raise DataError(f"column {name!r} in {source_label} has "
+        raise DataError(f"column {name_shown(name)} in {source_label} has "
                         f"{counted(found['non_finite'], 'NaN or infinite value')}, which "
                         f"{agreeing(found['non_finite'], 'has', 'have')} no place in an ordered distance; clean them "
                         "in the warehouse table (or count "
                         "a view of it that makes them NULL, with nulls = \"drop\" or a null_value for the column), "
                         "then run `sqlclose sql` and export again")
     if found["non_finite"]:
-        raise DataError(f"column {name!r} in {source_label} has "
+        raise DataError(f"column {name_shown(name)} in {source_label} has "
                         f"{counted(found['non_finite'], 'NaN or infinite value')}, which "
                         f"{agreeing(found['non_finite'], 'has', 'have')} no place in an ordered distance; clean "
                         "them, or set nulls for them and nulls = \"drop\"")
     zeros = _minus_zero(engine, found)
     if zeros and histogram:
-        raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
+        raise DataError(f"column {name_shown(name)} in {source_label} holds {zeros}; an ordered distance needs one: "
+                        "normalize it "
                         f"in the warehouse (e.g. a view selecting {minus_zero_made_zero(name, kind)}, as [source] "
                         "table), then run `sqlclose sql` and export again — or choose another distance")
     if zeros:
-        raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
-                        f"{_in_the_source(kind, name)} or choose another distance")
+        raise DataError(f"column {name_shown(name)} in {source_label} holds {zeros}; an ordered distance needs one: "
+                        f"normalize it {_in_the_source(kind, name)} or choose another distance")
 
 
 def _minus_zero(engine: Engine, found: dict) -> str | None:
@@ -460,8 +463,8 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
     zeros, fix = spellings
     where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again "
              f"(e.g. {_fix_text(fix, name, kind)})" if histogram else _in_the_source(kind, name, fix))
-    raise DataError(f"column {name!r} in {source_label} holds {zeros}, which its classes and the release's check "
-                    f"would not count alike: normalize it {where}")
+    raise DataError(f"column {name_shown(name)} in {source_label} holds {zeros}, which its classes and the release's "
+                    f"check would not count alike: normalize it {where}")
 
 
 # The two fixes a float column written two ways is told: -0.0 made 0.0, NaN made NULL.
@@ -474,11 +477,12 @@ def _in_the_source(kind: str, name: str, fix: str = MINUS_ZERO) -> str:
     pyarrow's own call), else in the SQL its source takes (``model.mending``: a [source] query, a
     relation's or a view of a caller's table, a Spark DataFrame's expression), by the source's ``kind``."""
     if kind == mending.PANDAS:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
-        return (f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0; a NaN: "
-                f"df[{name!r}] = df[{name!r}].astype('float64'), which reads NaN as missing)")
+        return (f"in the DataFrame first (e.g. df[{name_shown(name)}] = df[{name_shown(name)}] + 0.0, which turns -0.0 "
+                "into 0.0; a NaN: "
+                f"df[{name_shown(name)}] = df[{name_shown(name)}].astype('float64'), which reads NaN as missing)")
     if kind == mending.ARROW:
-        return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
-                "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
+        return (f"in the table first (e.g. pyarrow.compute.add(table[{name_shown(name)}], 0.0), which turns -0.0 into "
+                "0.0; a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
     sql, effect = _fix_sql(fix, name, kind)
     return mending.mended(kind, name, sql, "", "", f", which {effect}")
 
@@ -584,8 +588,8 @@ def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.Code
     judge another table than the one released."""
     params = q.Params()
     if engine.fetch_row(q.count_text_equal(source, c.name, c.null_value, params), params.values)["n"]:
-        raise DataError(f"column {c.name!r}: null_value = {c.null_value!r} is also a real value in {source_label}; "
-                        "choose a stand-in that does not occur in the data")
+        raise DataError(f"column {name_shown(c.name)}: null_value = {c.null_value!r} is also a real value in "
+                        f"{source_label}; choose a stand-in that does not occur in the data")
 
 
 def _policy(spec: Spec, name: str) -> str:
@@ -617,10 +621,11 @@ def missing_column(name: str, columns: list[str], source_label: str, declared: I
     where the source has one of the ``declared`` names or is no CSV file (``columns_told``)."""
     if columns and columns[0].startswith(BOM_AS_LATIN1) and columns[0].removeprefix(BOM_AS_LATIN1) == name:
         # "did you mean 'ï»¿zip'?": the fix is the file's encoding, not the name (the ninety-fourth round)
-        return (f"column {name!r} is not in {source_label}: the file starts with a UTF-8 byte order mark, which the "
+        return (f"column {name_shown(name)} is not in {source_label}: the file starts with a UTF-8 byte order mark, "
+                "which the "
                 f"encoding it is read with takes for the characters {BOM_AS_LATIN1!r} at the start of its first "
-                f"column's name ({columns[0]!r}): the file is UTF-8, read it as UTF-8 (leave [source] encoding out, "
-                "or set encoding = \"utf-8\")")
+                f"column's name ({name_shown(columns[0])}): the file is UTF-8, read it as UTF-8 (leave [source] "
+                "encoding out, or set encoding = \"utf-8\")")
     shown = shows_columns(declared, columns, names_may_be_data)
     cased = [c for c in columns if c.casefold() == name.casefold()]  # names are matched as written
     close = (cased or difflib.get_close_matches(name, columns, n=3)) if shown else []
@@ -665,7 +670,8 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
         return
     values, rows = missing.column("v").to_pylist(), sum(missing.column("n").to_pylist())
     if hierarchy is None:  # the domain is the column's own values, read by the engine's cast
-        raise DataError(f"column {c.name!r} holds {counted(len(values), 'value')} (in {counted(rows, 'row')}) that "
+        raise DataError(f"column {name_shown(c.name)} holds {counted(len(values), 'value')} (in "
+                        f"{counted(rows, 'row')}) that "
                         f"{agreeing(len(values), 'is', 'are')} not in its domain as read (the values are not shown: a "
                         "sensitive value is what a release protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
@@ -762,7 +768,7 @@ def _listed(column: str, values: list, where: str, counts: list[int], hierarchy:
              for v in listed]
     shown = ", ".join(f"{v} ({counted(n, 'row')})" for v, n in zip(named, counts))
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
-    return (f"column {column!r}: {counted(len(values), 'value')} "
+    return (f"column {name_shown(column)}: {counted(len(values), 'value')} "
             f"{agreeing(len(values), 'is not a leaf', 'are not leaves')} of {where}: {shown}{more}; "
             f"{how_to_add_leaves(hierarchy)}, or fix the data"
             f"{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"

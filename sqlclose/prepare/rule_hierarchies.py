@@ -23,6 +23,7 @@ from sqlclose.model.hierarchy import (
 )
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
 
@@ -49,7 +50,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     rows = [n for t, n in zip(texts, values.column("rows").to_pylist()) if t not in special]
     if s.kind == "bands" and not reader.reads_numbers_as_source(texts_rule):
         values = distinct_values(reader.at_source(), c)
-    name = f"{s.kind} rule for column {c.name!r}"
+    name = f"{s.kind} rule for column {name_shown(c.name)}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
     at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, source_kind,

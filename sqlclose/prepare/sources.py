@@ -53,6 +53,7 @@ from sqlclose.model.text import (
     RENAME_IN_UTF8,
     agreeing,
     counted,
+    name_shown,
     named,
     refuse_undecodable_path,
     special_file,
@@ -250,8 +251,8 @@ def _unreadable_arrow(engine: Engine, table: pa.Table, label: str, error: Except
             engine.register(probe, table.select([i]))
         except Exception:
             kind = table.schema.field(i).type
-            return InputError(f"cannot read the {label}: column {column!r} is of Arrow type {kind}, which the "
-                              f"{engine.name} engine does not read; {_arrow_cast_hint(i, column, kind, label)}")
+            return InputError(f"cannot read the {label}: column {name_shown(column)} is of Arrow type {kind}, which "
+                              f"the {engine.name} engine does not read; {_arrow_cast_hint(i, column, kind, label)}")
         finally:
             engine.unregister(probe)
     return InputError(f"cannot read the {label}: {driver_message(error)}")
@@ -271,8 +272,8 @@ def _arrow_cast_hint(index: int, column: str, kind: pa.DataType, label: str) -> 
     else:
         return ("give it a type the engine reads first (a union's values as one type, say text; float16 as "
                 "float32; decimal256 as decimal128, or text past 38 digits)")
-    cast = (f"df[{column!r}] = df[{column!r}].astype({dtype})" if label.startswith("pandas") else
-            f"table = table.set_column({index}, {column!r}, table[{column!r}].cast({target}))")
+    cast = (f"df[{name_shown(column)}] = df[{name_shown(column)}].astype({dtype})" if label.startswith("pandas") else
+            f"table = table.set_column({index}, {name_shown(column)}, table[{name_shown(column)}].cast({target}))")
     return f"{lead}, e.g. {cast}"
 
 
@@ -343,7 +344,8 @@ def _open_spark_table(name: Any, parts: list[str], engine: SparkEngine) -> Opene
     except Exception as e:
         read_as = relation.sql(dialect=engine.dialect)
         missing = missing_table(shown, parts, read_as, _driver_text(e))
-        raise missing or InputError(f"cannot read table {shown!r} of the Spark catalog: {driver_message(e)}") from None
+        raise missing or InputError(f"cannot read table {name_shown(shown)} of the Spark catalog: "
+                                    f"{driver_message(e)}") from None
     return Opened(engine, relation, f"spark table {shown}", _local_files(engine.catalog_files(relation)),
                   kind=mending.SPARK_TABLE)
 
@@ -377,7 +379,8 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
     except InputError:
         raise
     except Exception as e:  # a closed connection, as a relation of one (_open_relation)
-        raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
+        raise InputError(f"cannot read table {name_shown(name)} of the DuckDB connection: "
+                         f"{driver_message(e)}") from None
     try:
         engine.check_connection()
         try:
@@ -385,11 +388,12 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
         except (EngineOutOfMemory, InputError):
             raise
         except Exception as e:
-            raise InputError(f"cannot read table {name!r}: {_without_guess(driver_message(e))}") from None
-        refuse_renamed_fields(engine.schema(read), f"table {name!r} of the DuckDB connection")
+            raise InputError(f"cannot read table {name_shown(name)}: {_without_guess(driver_message(e))}") from None
+        refuse_renamed_fields(engine.schema(read), f"table {name_shown(name)} of the DuckDB connection")
         if read is not relation:  # a table of the caller's session alone, copied once: read as it was
             return Opened(engine, engine.compared_as_bytes(read), callers_table_label(name), kind=mending.VIEW)
-        _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
+        _refuse_a_failing_view(engine, relation, f"table {name_shown(name)}", relation.name, relation.db,
+                               relation.catalog)
         files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
         return Opened(engine, engine.compared_as_bytes(relation), callers_table_label(name), files, live=True,
                       databases=_database_files(engine.fetch), kind=mending.VIEW)
@@ -541,7 +545,7 @@ def _refuse_guessing_views(sql: str, views: dict[str, str], label: str) -> None:
             continue
         for tree in trees:
             try:
-                refuse_guessed_types(tree, f"the view {name!r}")
+                refuse_guessed_types(tree, f"the view {name_shown(name)}")
             except ValueError as e:
                 raise InputError(f"cannot read {label}: {e}") from None
 
@@ -556,8 +560,8 @@ def _refuse_working_folder_names(names: list[str], folder: Path, label: str) -> 
         return
     name = _relative_name_held(names, here)
     if name is not None:
-        raise InputError(f"cannot read {label}: it reads {name!r}, a relative path, which DuckDB looks up in the "
-                         f"working folder ({here}) before {folder.resolve()}, and the working folder holds one "
+        raise InputError(f"cannot read {label}: it reads {name_shown(name)}, a relative path, which DuckDB looks up in "
+                         f"the working folder ({here}) before {folder.resolve()}, and the working folder holds one "
                          "too: run the job from that folder, or make the path absolute")
 
 
@@ -577,8 +581,8 @@ def _refuse_views_names_in_query_folder(of_views: dict[str, list[str]], folder: 
         name = _relative_name_held(names, folder)
         if name is not None:
             raise InputError(
-                f"cannot read the source query over {database}: its view {view!r} reads {name!r}, a relative "
-                f"path meant in the database's folder ({database.parent.resolve()}), and the query's folder "
+                f"cannot read the source query over {database}: its view {name_shown(view)} reads {name_shown(name)}, "
+                f"a relative path meant in the database's folder ({database.parent.resolve()}), and the query's folder "
                 f"({folder.resolve()}), searched first, holds one too: set [source] folder to the database's "
                 "folder, or make the view's path absolute")
 
@@ -761,8 +765,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             raise InputError(f"cannot read {label}: {problem}" if problem else
                              f"cannot read {label} as {kind}: {said}") from None
         if kind == "duckdb":
-            columns = _check_table(engine, relation, f"table {source.table!r} in {source.path}")
-            refuse_renamed_fields(columns, f"table {source.table!r} in {source.path}")
+            columns = _check_table(engine, relation, f"table {name_shown(source.table)} in {source.path}")
+            refuse_renamed_fields(columns, f"table {name_shown(source.table)} in {source.path}")
             schema, name = table_parts(source.table)  # "a.b" one name, a.b table b of schema a
             named = exp.select(exp.Star()).from_(warehouse_table([schema, name])).sql("duckdb")
             views, search_path = _catalog(engine.fetch)
@@ -771,7 +775,7 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             # (a folder 'people' there refused the table 'people': review of the ninety-second round).
             names = [name for sql in _views_reached(named, views).values() for name in _read_sql(sql)[1]]
             _refuse_working_folder_names(names, source.path.parent, label)
-            _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
+            _refuse_a_failing_view(engine, relation, f"table {name_shown(source.table)} in {source.path}", name, schema)
             viewed = _files_in_search_path(names, search_path)  # a view of the database reads them
             stamps.update(stamps_of(viewed))  # before the first row is read, as the database's own
             files += viewed
@@ -1180,17 +1184,18 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
         column, wanted = convert.group(1), convert.group(2)
         if column in read.numeric and column not in read.types and wanted == "BIGINT":
             # read as BIGINT because every value is a whole number: this one is past its range
-            return (f"column {column!r} holds a whole number past BIGINT's range, ±9223372036854775807 ({where}); "
-                    f"declare the column's type for numbers that large: [source] types = {{ {column} = "
+            return (f"column {name_shown(column)} holds a whole number past BIGINT's range, ±9223372036854775807 "
+                    f"({where}); declare the column's type for numbers that large: [source] types = {{ {column} = "
                     "\"DECIMAL(38, 0)\" } (or \"DOUBLE\")")
         if column in read.numeric and column not in read.types and read.histogram:
-            return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
-                    "needs numbers: fix the value in the warehouse table (or count a view of it that makes it "
+            return (f"column {name_shown(column)} holds a value that is not a number ({where}); an ordered sensitive "
+                    "column needs numbers: fix the value in the warehouse table (or count a view of it that makes it "
                     "NULL) and export again, or use another distance")
         if column in read.numeric and column not in read.types:
-            return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
-                    f"needs numbers: {unread_value_fixes(read, ordered=True)}")
-        return f"column {column!r} holds a value that is not a {wanted} ({where}); {unread_value_fixes(read, False)}"
+            return (f"column {name_shown(column)} holds a value that is not a number ({where}); an ordered sensitive "
+                    f"column needs numbers: {unread_value_fixes(read, ordered=True)}")
+        return (f"column {name_shown(column)} holds a value that is not a {wanted} ({where}); "
+                f"{unread_value_fixes(read, False)}")
     if "unterminated quote" in text:  # or text after a closed quote: DuckDB says the same of both
         return unterminated_quote_problem(text, read.path, read.encoding, read.delimiter, where)
     if "Invalid unicode" in text:
@@ -1256,8 +1261,8 @@ def _refuse_shadowed_columns(folder: Path, files: list[Path]) -> None:
     column = next((name for name in _parquet_schema(files[0]).names if name.casefold() in keys), None)
     if column is not None:
         raise InputError(f"cannot read {folder}: its partition folders (such as {keys[column.casefold()]}) name column "
-                         f"{column!r}, which its files hold too; the engine would read the folder's value for every "
-                         "row, dropping the files' own: rename the folders' key, or the files' column")
+                         f"{name_shown(column)}, which its files hold too; the engine would read the folder's value "
+                         "for every row, dropping the files' own: rename the folders' key, or the files' column")
 
 
 def _refuse_renamed_file_by_file(files: list[Path]) -> None:
@@ -1279,7 +1284,7 @@ def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: 
     if unlike is not None:
         theirs, read = (t.get(unlike, "(no such column)") for t in (types, ours))
         raise InputError(
-            f"cannot read {label}: {f} gives column {unlike!r} the type {theirs}, {first_file} {read}; the "
+            f"cannot read {label}: {f} gives column {name_shown(unlike)} the type {theirs}, {first_file} {read}; the "
             "files of one source must have the same columns, of types that read unchanged as the first "
             "file's (read as one table, every file takes the first's, and a value that does not fit is "
             "changed or stops the job): write them with one schema")

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlclose.errors import InputError
 from sqlclose.model.spec import source_table_parts, typed_name
+from sqlclose.model.text import name_shown
 
 SPARK_QUOTES = "`\""
 SPARK_NAME_QUOTING = ("a part holding a dot is written in backticks, a backtick inside doubled (`a.b`, db.`a.b`, "
@@ -51,4 +52,5 @@ def missing_table(shown: str, parts: Sequence[str], read_as: str, error: str) ->
                 "with (catalog.db.table)")
     else:
         return None
-    return InputError(f"cannot read table {shown!r} of the Spark catalog: {said}: check the name; {SPARK_NAME_QUOTING}")
+    return InputError(f"cannot read table {name_shown(shown)} of the Spark catalog: {said}: check the name; "
+                      f"{SPARK_NAME_QUOTING}")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.model.sparse_counts import SparseCounts
+from sqlclose.model.text import name_shown
 from sqlclose.privacy.distances import distance, kl_divergence_of_cells
 from sqlclose.privacy.emd import hierarchical_emd_of_cells, ordered_emd_of_cells
 from sqlclose.utility.information_loss import l1_closeness_value_of_cells
@@ -64,7 +65,7 @@ def distances_of_cells(classes: SparseCounts, released: np.ndarray, name: str, h
         values = classes.shape[1]
         hierarchy = np.column_stack([np.arange(values), np.zeros(values, dtype=np.int64)])
     elif name != "hierarchical":
-        raise ValueError(f"unknown distance {name!r}")
+        raise ValueError(f"unknown distance {name_shown(name)}")
     return hierarchical_emd_of_cells(rows, cols, counts, classes.shape[0], released,
                                      getattr(hierarchy, "level_codes", hierarchy))
 

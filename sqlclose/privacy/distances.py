@@ -24,6 +24,7 @@ import numpy as np
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
+from sqlclose.model.text import name_shown
 from sqlclose.privacy.emd import (
     checked,
     checked_entries,
@@ -128,7 +129,7 @@ def point_mass_distances(q: Any, name: str, hierarchy: Any = None) -> np.ndarray
             mass = np.bincount(codes[:, level], weights=q)
             total += 1.0 - mass[codes[:, level]]
         return total / height
-    raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
+    raise ValueError(f"unknown distance {name_shown(name)}; expected one of {', '.join(ALL_DISTANCES)}")
 
 
 def ordered_least_distance(present: np.ndarray, q: Any) -> np.ndarray:
@@ -254,7 +255,7 @@ def distance(P: Any, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
         return variational_distance(P, q)
     if name == "kl":
         return kl_divergence(P, q)
-    raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
+    raise ValueError(f"unknown distance {name_shown(name)}; expected one of {', '.join(ALL_DISTANCES)}")
 
 
 def idle_level_warnings(sas: Sequence[SensitiveAttribute]) -> list[str]:
@@ -273,8 +274,8 @@ def _idle_levels_said(name: str, hierarchy: Hierarchy, t: float | None) -> str |
         return None
     height, one = hierarchy.height, len(idle) == 1
     which, it = (f"level {idle[0]}", "it") if one else (f"levels {', '.join(map(str, idle))}", "them")
-    said = (f"sensitive column {name!r}: {which} of its hierarchy group{'s' if one else ''} nothing (each label "
-            f"there has exactly one child below), yet count{'s' if one else ''} in the height ({height}) that "
+    said = (f"sensitive column {name_shown(name)}: {which} of its hierarchy group{'s' if one else ''} nothing (each "
+            f"label there has exactly one child below), yet count{'s' if one else ''} in the height ({height}) that "
             "hierarchical distances are divided by")
     if idle == list(range(height - len(idle) + 1, height + 1)):  # above the single root: all distances shrink
         kept = height - len(idle)

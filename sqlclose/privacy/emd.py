@@ -27,6 +27,7 @@ import numpy as np
 
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.spec import EMD_DISTANCES, EmdDistance
+from sqlclose.model.text import name_shown
 
 Distance = EmdDistance
 DISTANCES: tuple[str, ...] = EMD_DISTANCES
@@ -527,7 +528,7 @@ def emd(
     """
     if distance not in DISTANCES:
         raise ValueError(
-            f"unknown distance {distance!r}; expected one of {', '.join(map(repr, DISTANCES))}"
+            f"unknown distance {name_shown(distance)}; expected one of {', '.join(map(repr, DISTANCES))}"
         )
     one = np.ndim(p) == 1
     if distance == "ordered":

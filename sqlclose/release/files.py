@@ -175,7 +175,8 @@ def refuse_long_names(path: Path, report: Path, table: str | None = None) -> Non
             room = fits - (size - len(os.fsencode(part)))
             said = (f"give the {whose} a name of at most {room} bytes, or the report a name of its own" if room > 0
                     else f"give the report a name of its own (--report), of at most {fits} bytes")
-        raise InputError(f"the {role}'s name {shown!r} is {size} bytes long: sqlclose places it through temporary "
+        raise InputError(f"the {role}'s name {text.name_shown(shown)} is {size} bytes long: sqlclose places it through "
+                         "temporary "
                          f"files beside it (.NAME.sqlclose-PID-TOKEN.KIND, {_HIDDEN_EXTRA[role]} bytes longer), and "
                          f"the file system there takes names of at most {most} bytes; {said}")
 

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import InputError
-from sqlclose.model.text import agreeing, counted
+from sqlclose.model.text import agreeing, counted, name_shown
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.large_string(): "VARCHAR", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
@@ -54,12 +54,12 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
         return
     odd_names = [c for c in partition_by if not _PLAIN_NAME.fullmatch(c)]
     if odd_names:  # folder names escape other characters, and DuckDB reads the escaped name back
-        raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd_names)}: a partition column's name "
-                         "may hold letters, digits, '_' and '-' only")
+        raise InputError(f"cannot partition by {', '.join(name_shown(c) for c in odd_names)}: a partition column's "
+                         "name may hold letters, digits, '_' and '-' only")
     unknown = [c for c in partition_by if c not in columns]
     if unknown:
-        raise InputError(f"partition_by names {', '.join(repr(c) for c in unknown)}, which the release does not "
-                         f"hold (its columns: {', '.join(repr(c) for c in columns)})")
+        raise InputError(f"partition_by names {', '.join(name_shown(c) for c in unknown)}, which the release does not "
+                         f"hold (its columns: {', '.join(name_shown(c) for c in columns)})")
     if len(set(partition_by)) == len(columns):
         raise InputError("partition_by names every released column; leave at least one column in the files")
     typed = partition_by if typed is None else typed
@@ -68,7 +68,7 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
     schema = engine.schema(query.subquery(), params)
     odd = [c for c in typed if sql_type(schema.field(c).type) is None]
     if odd:
-        raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd)}: a folder name cannot carry "
+        raise InputError(f"cannot partition by {', '.join(name_shown(c) for c in odd)}: a folder name cannot carry "
                          f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "
                          "date columns (signed or unsigned integers, decimals, booleans)")
     text = [c for c in typed if pa.types.is_string(t := schema.field(c).type) or pa.types.is_large_string(t)]
@@ -102,7 +102,7 @@ def _refuse_unwritable_text(engine: Engine, query: exp.Expression, params: Seque
             raise InputError(_unwritten_said(engine, name, found[f"u{i}"]))
     for i, name in enumerate(text):
         if found.get(f"l{i}"):
-            raise InputError(f"cannot partition by {name!r}: {counted(found[f'l{i}'], 'row')} "
+            raise InputError(f"cannot partition by {name_shown(name)}: {counted(found[f'l{i}'], 'row')} "
                              f"{agreeing(found[f'l{i}'], 'holds', 'hold')} a value whose "
                              f"folder name ({name}=… as the {engine.name} engine escapes it) is longer than the "
                              f"{limit} bytes a file name may have here; partition by a column of shorter values, or "
@@ -113,7 +113,7 @@ def _unwritten_said(engine: Engine, name: str, rows: int) -> str:
     unwritten = engine.unwritten_partition_text
     told = " or ".join(repr(v) if v else "empty text ('')" for v in unwritten)
     other = ", or use the DuckDB engine" if "" in unwritten else ""
-    return (f"cannot partition by {name!r} on the {engine.name} engine: {counted(rows, 'row')} "
+    return (f"cannot partition by {name_shown(name)} on the {engine.name} engine: {counted(rows, 'row')} "
             f"{agreeing(rows, 'holds', 'hold')} {told}, which "
             "folder names cannot carry apart from NULL (Spark writes them as the NULL folder; pyarrow and Hive read a "
             "folder of that text as NULL), so the release would not read back as written; partition by another "

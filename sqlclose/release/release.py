@@ -33,6 +33,7 @@ from sqlclose.model.file_stamps import Stamp, refuse_changed_files
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.digests import fingerprint_kind, rows_digest
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
@@ -444,7 +445,7 @@ class Release:
         summary = summary or self.summary
         p = self.problem
         generalization = self.generalization
-        warnings = [f"{name!r} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
+        warnings = [f"{name_shown(name)} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
                     "information in this release" for name, g in generalization.items() if g.at_top]
         warnings += idle_level_warnings(p.sas) + self._warnings()
         return Report(

@@ -15,6 +15,7 @@ import numpy as np
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import SLICE_BYTES
 from sqlclose.search.utility_costs import problem_metric
@@ -96,9 +97,9 @@ def withheld(problem: Problem, search: Search) -> dict[str, str]:
     out: dict[str, str] = {}
     counting = [qi for qi in problem.qis if qi.hierarchy.counts_data]
     if counting:
-        declare = "; ".join(f"{qi.name!r}: {domain_to_declare(qi.hierarchy.rule)}" for qi in counting)
+        declare = "; ".join(f"{name_shown(qi.name)}: {domain_to_declare(qi.hierarchy.rule)}" for qi in counting)
         reason = ("it counts the values below each label, and the hierarchies of "
-                  f"{', '.join(repr(qi.name) for qi in counting)} are built from the column's values or may list "
+                  f"{', '.join(name_shown(qi.name) for qi in counting)} are built from the column's values or may list "
                   "them (a file or tree made from the data), suppressed rows' included; declare each one's domain "
                   f"to publish it ({declare})")
         out.update((name, reason) for name in LEAF_COUNTING)

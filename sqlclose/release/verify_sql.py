@@ -35,7 +35,7 @@ from sqlclose.engine import Engine
 from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.model.text import agreeing, counted
+from sqlclose.model.text import agreeing, counted, name_shown
 from sqlclose.prepare.release_query import nan_rewrite
 from sqlclose.release.verify_local import Judge, Unfit, judge_for
 from sqlclose.sql import queries as q
@@ -80,7 +80,7 @@ class ModelResult:
     failing: int
 
     def describe(self) -> str:
-        where = f" on {self.column!r}" if self.column else ""
+        where = f" on {name_shown(self.column)}" if self.column else ""
         shown = ", ".join(f"{k} = {v}" for k, v in self.parameters.items())
         return (f"{counted(self.failing, 'class', 'classes')} "
                 f"{agreeing(self.failing, 'fails', 'fail')} {self.model}{where} ({shown}; the worst reaches "
@@ -224,10 +224,10 @@ def _label_levels(engine: Engine, grouped: exp.Table, qis: Sequence[WrittenQI],
     # A column with no values (an empty file) fits every level.
     levels = [[r["level"] for r in rs if r["misfits"] == 0] if rs else
               ([ANY_LEVEL] if any_level else list(range(qi.hierarchy.levels))) for qi, rs in zip(qis, per_column)]
-    problems = [f"column {qi.name!r} holds {counted(rs[0]['misfits'], 'value')} that "
+    problems = [f"column {name_shown(qi.name)} holds {counted(rs[0]['misfits'], 'value')} that "
                 f"{agreeing(rs[0]['misfits'], 'is not a label', 'are not labels')} of any level of "
                 f"its hierarchy {qi.hierarchy.origin} (e.g. {rs[0]['example']!r})" if any_level else
-                f"column {qi.name!r} holds {counted(rs[0]['misfits'], 'value')} that "
+                f"column {name_shown(qi.name)} holds {counted(rs[0]['misfits'], 'value')} that "
                 f"{agreeing(rs[0]['misfits'], 'is not a label', 'are not labels')} of any one level "
                 f"of its hierarchy {qi.hierarchy.origin} (closest: level {rs[0]['level']}, which lacks "
                 f"{rs[0]['example']!r})"
@@ -423,7 +423,7 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
         query = _count(mapped, "m").where(exp.Not(this=covered))
         bad = engine.fetch_row(query)["n"]
         if bad:
-            problems.append(f"column {qi.name!r}: {counted(bad, 'mapped label')} "
+            problems.append(f"column {name_shown(qi.name)}: {counted(bad, 'mapped label')} "
                             f"{agreeing(bad, 'is', 'are')} neither the value nor one of its "
                             f"ancestors in {qi.hierarchy.origin}")
     params: list[Any] = []
@@ -538,7 +538,7 @@ def _foreign_values(found: dict, name: str) -> list[str]:
         return []
     example = "NULL" if found["nulls"] and found["example"] is None else repr(found["example"])
     held = found["distinct_values"] + (1 if found["nulls"] else 0)
-    return [f"column {name!r} holds {counted(held, 'value')} the input "
+    return [f"column {name_shown(name)} holds {counted(held, 'value')} the input "
             f"does not have (e.g. {example}), in {counted(found['classes'], 'class', 'classes')}"]
 
 
@@ -577,7 +577,7 @@ def class_distances(sa: WrittenSensitive, counts: exp.Expression, reference: exp
         return template("verify_equal", counts=counts, reference=reference, sizes=sized).subquery(copy=False)
     h = sa.hierarchy
     if h is None:
-        raise ValueError(f"column {sa.name!r}: the hierarchical distance needs the column's hierarchy")
+        raise ValueError(f"column {name_shown(sa.name)}: the hierarchical distance needs the column's hierarchy")
     tree_distance = template("verify_hierarchical", counts=counts, reference=reference, sizes=sized,
                              tree=tree(h), height=_param(float(h.height), params))
     return tree_distance.subquery(copy=False)

@@ -32,7 +32,7 @@ from sqlclose.engine.duckdb import TableSlot, holds_variant_or_union, table_slot
 from sqlclose.errors import DatabaseLocked, EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model import mending
 from sqlclose.model.spec import Output, catalog_name, default_report_path, table_parts, typed_name
-from sqlclose.model.text import agreeing, counted, named
+from sqlclose.model.text import agreeing, counted, name_shown, named
 from sqlclose.prepare.problem import Problem
 from sqlclose.release import database_file, files, placing, recovery
 from sqlclose.release.checkpoints import checkpoint
@@ -61,8 +61,8 @@ class Target:
         columns = [partition_by] if isinstance(partition_by, str) else list(partition_by)
         for given, role in ((path, "output"), (report, "report")):
             if given is not None and Path(given).name in ("", ".", ".."):  # '.', '', '/', '..'
-                raise InputError(f"the {role} path {str(given)!r} names no file: give one ending in a file's or a "
-                                 "folder's name, e.g. out/release.parquet")
+                raise InputError(f"the {role} path {name_shown(str(given))} names no file: give one ending in a file's "
+                                 "or a folder's name, e.g. out/release.parquet")
         try:
             out = Output(path=Path(path), format=format, table=table, report=Path(report) if report else None,
                          partition_by=columns)
@@ -207,7 +207,7 @@ def format_refused(engine_name: str, output_format: str) -> InputError:
     if output_format == "parquet":
         return InputError(f"the {engine_name} engine writes Parquet folders, not one file: give the output a path "
                           "without a suffix (a Parquet folder)")
-    what = {"csv": "a CSV output", "duckdb": "a DuckDB database output"}.get(output_format, f"{output_format!r}")
+    what = {"csv": "a CSV output", "duckdb": "a DuckDB database output"}.get(output_format, name_shown(output_format))
     return InputError(f"{what} is written by the DuckDB engine; the {engine_name} engine writes Parquet folders: give "
                       "the output a path without a suffix, or run on DuckDB")
 
@@ -300,20 +300,21 @@ def _refuse_columns(engine: Engine, unkept: dict[str, str], source_kind: str) ->
     unwritten and unsorted alike), else with what Parquet keeps of it, said where a source of
     ``source_kind`` takes the change (``model.mending.mended``)."""
     name, kind = next(iter(unkept.items()))
-    more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(repr(c) for c in list(unkept)[1:])})" \
+    more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(name_shown(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
     if (own := engine.unkept_refusal(name, kind)) is not None:  # the engine's words: its sources, its formats
         why, fix = own
-        raise InputError(f"column {name!r} is {kind}, {why}{more}: {fix}")
+        raise InputError(f"column {name_shown(name)} is {kind}, {why}{more}: {fix}")
     quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
     why, sql, alternatives = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     # Said where the source takes it: a DataFrame, an Arrow table, a relation or a caller's table takes no
     # [source] query (one beside them is refused), and the first two no SQL at all: there, its text.
     in_python = source_kind in (mending.PANDAS, mending.ARROW)
-    where = mending.mended(source_kind, name, sql.format(c=quoted), f"df[{name!r}] = df[{name!r}].astype('string')",
-                           f"table = table.set_column(table.schema.get_field_index({name!r}), {name!r}, "
-                           f"table[{name!r}].cast('string'))", "" if in_python else alternatives.format(c=quoted))
-    raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: convert it "
+    shown = name_shown(name)
+    where = mending.mended(source_kind, name, sql.format(c=quoted), f"df[{shown}] = df[{shown}].astype('string')",
+                           f"table = table.set_column(table.schema.get_field_index({shown}), {shown}, "
+                           f"table[{shown}].cast('string'))", "" if in_python else alternatives.format(c=quoted))
+    raise InputError(f"column {shown} is {kind}, which Parquet cannot hold as it is ({why}){more}: convert it "
                      f"{where}{_other_formats(kind)}")
 
 
@@ -383,7 +384,7 @@ class ParquetFolderWriter(FileWriter):
 def _refuse_nested(types: dict[str, str]) -> None:
     nested = {c: t for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP", "UNION"))}
     if nested:
-        told = ", ".join(f"{c!r} ({t})" for c, t in nested.items())
+        told = ", ".join(f"{name_shown(c)} ({t})" for c, t in nested.items())
         fix = ("give it as its text in a [source] query" if any(holds_variant_or_union(t) for t in nested.values())
                else "write Parquet instead")  # Parquet holds no UNION, nor a VARIANT sqlclose can order
         raise InputError(f"CSV cannot hold the nested {agreeing(len(nested), 'column', 'columns')} {told}; {fix}")
@@ -442,16 +443,17 @@ class DuckDBTableWriter(Writer):
             _refuse_missing_schema(target)
         if slot.kind == "view":  # the user's object, not a release: never replaced
             view = exp.to_identifier(slot.name, quoted=True).sql("duckdb")
-            raise OutputExistsError(f"the output database {target.path} holds a view {slot.name!r} under the name of "
-                                    f"the output table {target.table!r}; sqlclose replaces a table, never a view: "
-                                    f"drop it (DROP VIEW {view}) or name another table (--output-table)")
+            raise OutputExistsError(f"the output database {target.path} holds a view {name_shown(slot.name)} under the "
+                                    "name of "
+                                    f"the output table {name_shown(target.table)}; sqlclose replaces a table, never a "
+                                    f"view: drop it (DROP VIEW {view}) or name another table (--output-table)")
         if slot.kind is not None and not target.overwrite:
-            raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
+            raise OutputExistsError(f"table {name_shown(target.table)} already exists in {target.path}; pass overwrite "
                                     "(--overwrite) to replace it")
         if slot.kind is not None and slot.referenced_by:  # the rebuilt file cannot leave it out
             raise InputError(f"the FOREIGN KEY of {named('table', slot.referenced_by)} references "
-                             f"table {slot.name!r} in {target.path}, which overwrite would replace (dropping it, "
-                             "that key would point at nothing): drop that key or its table first, or name another "
+                             f"table {name_shown(slot.name)} in {target.path}, which overwrite would replace (dropping "
+                             "it, that key would point at nothing): drop that key or its table first, or name another "
                              "table (--output-table)")
 
     def recover(self, target: Target) -> None:
@@ -569,7 +571,7 @@ def _refuse_foreign_file(path: Path, target: Target) -> None:
 
 def _refuse_missing_schema(target: Target) -> None:
     schema, name = table_parts(target.table)
-    raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
+    raise InputError(f"the output database {target.path} has no schema {name_shown(schema)}; create it (CREATE SCHEMA "
                      f"{exp.to_identifier(schema).sql('duckdb')}) or name the table without it ({typed_name([name])})")
 
 
@@ -623,7 +625,7 @@ def writer_for(target: Target) -> Writer:
     try:
         return WRITERS[target.format]
     except KeyError:
-        raise InputError(f"the output format {target.format!r} is not written yet (written: "
+        raise InputError(f"the output format {name_shown(target.format)} is not written yet (written: "
                          f"{', '.join(WRITERS)})") from None
 
 

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from sqlclose.errors import NoSolutionError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.text import counted
+from sqlclose.model.text import counted, name_shown
 from sqlclose.prepare.problem import Problem
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import Metric, class_l1_closeness, class_l_diversity, metric
@@ -155,9 +155,9 @@ def gaa_k_sweep(data: GaaInput, ks: Sequence[int], metric_: Metric | str = "nllm
 def _start(data: GaaInput, k: int, metric_: Metric | str, strategy: str, l: float | None,  # noqa: E741
            t: float | None, scope: str, violates: Violates | None = None) -> _State:
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown GAA strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        raise ValueError(f"unknown GAA strategy {name_shown(strategy)}; choose one of {', '.join(STRATEGIES)}")
     if scope not in ("table", "class"):
-        raise ValueError(f"scope must be 'table' (the paper's definition) or 'class', not {scope!r}")
+        raise ValueError(f"scope must be 'table' (the paper's definition) or 'class', not {name_shown(scope)}")
     needs_sensitive = strategy in _SENSITIVE_STRATEGIES or l is not None or t is not None
     if needs_sensitive and data.sensitive is None:
         raise ValueError(f"strategy {strategy} / l / t need the sensitive histograms (GaaInput.sensitive)")
@@ -642,7 +642,7 @@ def fetch_gaa_input(problem: Problem, sensitive: str | None = None) -> GaaInput:
     if sensitive is not None:
         matches = [s for s in problem.sas if s.name == sensitive]
         if not matches:
-            raise ValueError(f"{sensitive!r} is not a sensitive column of this problem "
+            raise ValueError(f"{name_shown(sensitive)} is not a sensitive column of this problem "
                              f"({', '.join(s.name for s in problem.sas) or 'none'})")
         sa = matches[0]
     query = q.node_histogram(problem.base.copy(), [(qi.coded.code, 1) for qi in problem.qis],

@@ -21,6 +21,7 @@ from sqlglot import exp
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Search
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, KAnonymity, failing_classes
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaProgressCallback, GaaResult, Violates, gaa
@@ -167,12 +168,13 @@ def _refuse_labels_at_two_levels(problem: Problem) -> None:
             continue
         label, said = found
         if label == qi.coded.null_value:  # the stand-in: its setting is what to change, not a label
-            raise HierarchyError(f"hierarchy of column {qi.name!r}: {said}; null_value {label!r} is what NULL is "
+            raise HierarchyError(f"hierarchy of column {name_shown(qi.name)}: {said}; null_value {label!r} is what "
+                                 "NULL is "
                                  "released as, and GAA releases a column's values at several levels side by side, "
                                  "where the rows with no value would read as one class with the rows generalized "
                                  f"to {label!r}: choose a null_value the hierarchy writes nowhere else (e.g. "
                                  'null_value = "NULL", if the column never holds that text), or use Incognito '
                                  "(--algorithm incognito), which releases one level and takes it as it is")
-        raise HierarchyError(f"hierarchy of column {qi.name!r}: {said}; GAA releases a column's values at "
+        raise HierarchyError(f"hierarchy of column {name_shown(qi.name)}: {said}; GAA releases a column's values at "
                              "several levels side by side, where the two would read as one class: give one "
                              "of them another label (Incognito, which releases one level, takes it as it is)")

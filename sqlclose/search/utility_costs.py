@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sqlclose.errors import SpecError
+from sqlclose.model.text import name_shown
 from sqlclose.prepare.problem import Problem
 from sqlclose.utility.full_domain import FullDomainCost
 from sqlclose.utility.information_loss import METRICS, Metric, custom_metric, metric
@@ -30,7 +31,7 @@ def problem_metric(problem: Problem, name: str, weights: Mapping[str, Sequence[f
     try:
         return custom_metric(hierarchies, [weights[qi.name] for qi in problem.qis])
     except KeyError as e:
-        raise SpecError(f"[search.weights] gives no weights for {e.args[0]!r}") from None
+        raise SpecError(f"[search.weights] gives no weights for {name_shown(e.args[0])}") from None
     except ValueError as e:
         raise SpecError(f"[search.weights]: {e}") from None
 
@@ -41,7 +42,8 @@ def search_cost(problem: Problem, name: str, weights=None) -> FullDomainCost | N
     if name == DISCERNIBILITY:
         return None
     if name not in (*METRICS, "custom"):
-        raise SpecError(f"unknown metric {name!r}; choose one of {DISCERNIBILITY}, {', '.join(METRICS)}, custom")
+        raise SpecError(f"unknown metric {name_shown(name)}; choose one of {DISCERNIBILITY}, {', '.join(METRICS)}, "
+                        "custom")
     refuse_blind_problem(problem, name, "incognito")
     return FullDomainCost.of(problem_metric(problem, name, weights), problem.leaf_counts)
 
@@ -73,10 +75,11 @@ def refuse_blind_metric(name: str, algorithm: str, qis: Sequence[str], levels: S
         return
     column = generalizing[0]
     if len(qis) == 1:
-        who = f"{column!r}, the only quasi-identifier (1 − x/x)"
+        who = f"{name_shown(column)}, the only quasi-identifier (1 − x/x)"
     else:
-        flat = ", ".join(repr(q) for q in qis if q != column)
-        who = f"{column!r}, the only quasi-identifier whose hierarchy has more than one level ({flat}: h − 1 = 0)"
+        flat = ", ".join(name_shown(q) for q in qis if q != column)
+        who = (f"{name_shown(column)}, the only quasi-identifier whose hierarchy has more than one level "
+               f"({flat}: h − 1 = 0)")
     raise SpecError(f"metric {name} weighs each quasi-identifier's costs by w1 = 1 − (h_j − 1)^m / Σ_i (h_i − 1)^m "
                     f"(Mauger et al., Definition 8), which is 0 for {who}: every generalization costs 0 under "
                     f"{name}, so {CHOOSES[algorithm]}; use {WITHOUT_W1[name].format(column=column)}"

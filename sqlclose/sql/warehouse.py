@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS
+from sqlclose.model.text import name_shown
 from sqlclose.sql import queries as q
 from sqlclose.sql.templates import template
 
@@ -529,5 +530,5 @@ def require_dialect(dialect: str) -> None:
     ``"duckdb "``), without the byte-wise text comparison that keeps the verification honest under a
     case-insensitive collation (docs/warehouse.md)."""
     if dialect not in WAREHOUSE_DIALECTS:
-        raise SpecError(f"the warehouse SQL is written for {', '.join(WAREHOUSE_DIALECTS)}, not {dialect!r}: its "
-                        "text is compared byte for byte in each of those dialects' own way, and in no other")
+        raise SpecError(f"the warehouse SQL is written for {', '.join(WAREHOUSE_DIALECTS)}, not {name_shown(dialect)}: "
+                        "its text is compared byte for byte in each of those dialects' own way, and in no other")

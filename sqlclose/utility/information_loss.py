@@ -37,7 +37,7 @@ from functools import cached_property
 import numpy as np
 
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.text import counted
+from sqlclose.model.text import counted, name_shown
 
 METRICS = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # their weights count the leaves below a label
@@ -325,7 +325,7 @@ def metric(name: str, hierarchies: Sequence[Hierarchy]) -> Metric:
     """One of the seven metrics of section 3.2 over the given QI hierarchies."""
     key = name.lower()
     if key not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; choose one of {', '.join(METRICS)}")
+        raise ValueError(f"unknown metric {name_shown(name)}; choose one of {', '.join(METRICS)}")
     ts = trees(hierarchies)
     if key in ("distortion", "wllm", "wnllm"):
         multipliers = w1(hierarchies)
