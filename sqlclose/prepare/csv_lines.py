@@ -3,9 +3,9 @@
 DuckDB's error names neither a line nor a cause. Its reader takes one kind of line ending per
 file (told by the first lines): a file whose lines end with LF and then CRLF (two exports joined
 with ``cat``, a file edited on another system) stops it, where Python's csv module reads every
-row. On that failure alone the file is scanned here for the first line whose ending differs
-from the first line's, outside quoted fields, so that the message names the line and the fix.
-Nothing of a line but its ending is read into the message.
+row. On that failure alone the file is scanned for the first line whose ending differs from the
+first line's, outside quoted fields (``engine.line_endings``, which Spark's read shares), so that the
+message names the line and the fix. Nothing of a line but its ending is read into the message.
 
 DuckDB's other CSV errors name a record (``CSV Error on Line: N`` counts records, not lines); the
 line an editor shows is found by ``csv_records`` and named instead (``editor_lines``).
