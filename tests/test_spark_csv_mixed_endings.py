@@ -85,3 +85,16 @@ def test_a_stray_quote_in_a_header_leaves_a_change_of_ending_refused_on_spark(tm
         _on_spark(spark_session, str(path), SPEC)
     assert "line 2 ends with CRLF" in str(on_duckdb.value)
     assert str(on_spark.value) == str(on_duckdb.value)
+
+
+def test_a_quoted_last_value_ending_in_a_line_break_is_still_released_on_spark(tmp_path, spark_session):
+    """A guard of the refusal above: a row whose quoted last value ends with "\\r" (or whose first starts
+    with "\\n") is what sends the file to the scan, which finds its endings alike, and it is released as
+    DuckDB releases it."""
+    path = tmp_path / "people.csv"
+    rows = [f'{i},{"ab"[i % 2]},"n{i}' + ("\r" if i % 2 else "\n") + '"' for i in range(8)]
+    path.write_bytes(("x,s,note\n" + "\n".join(rows) + "\n").encode())
+    on_spark = _on_spark(spark_session, str(path), SPEC)
+    assert sorted(row[2] for row, n in on_spark for _ in range(n)) == sorted(
+        f"n{i}" + ("\r" if i % 2 else "\n") for i in range(8))
+    assert on_spark == _release(str(path), SPEC)
