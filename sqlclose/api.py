@@ -296,9 +296,9 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
                         "full-domain generalization (incognito), whose lookups the release query carries")
     started = time.perf_counter()
     histogram = Path(histogram).expanduser()  # "~": the home folder, as in a spec
-    opened = hist.open_histogram(histogram, spec)
+    opened = hist.open_histogram(histogram, spec, dialect)
     try:
-        problem = hist.prepare_histogram(opened, spec)
+        problem = hist.prepare_histogram(opened, spec, dialect)
         # Nothing reads the histogram after prepare (the search, the query and its report read its
         # base table): a file replaced while prepare read it in several passes gave counts of two files.
         opened.refuse_changed("while the run read it", "the release query would be chosen on counts of the file "

@@ -69,6 +69,9 @@ class FileRead:
     # which otherwise takes the first break it meets, a quoted one too, and turns the quoted breaks of that
     # kind into "\n" (``SparkEngine._csv_text``)
     line_ending: str | None = None
+    # Each CSV file with the line ending after its header record: where they differ (``line_ending`` None),
+    # Spark's reader is told each file's own, as DuckDB's reader takes it (``SparkEngine._by_ending``)
+    line_endings: tuple[tuple[Path, str | None], ...] = ()
     query: exp.Expression | None = None  # kind "query": one SELECT, over ``path`` (a DuckDB database) or files
     folder: Path | None = None  # kind "query": where the files it names are looked up
     parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)

@@ -21,6 +21,9 @@ from sqlclose.model.text import name_shown
 QUERY, RELATION, VIEW, PANDAS, ARROW, SPARK_FRAME, SPARK_TABLE, WAREHOUSE = (
     "query", "relation", "view", "pandas", "arrow", "spark frame", "spark table", "warehouse")
 
+# Said after the SQL a warehouse of no dialect named is told: DuckDB's, and how to get the warehouse's own.
+UNNAMED_DIALECT = ("(DuckDB's SQL: the spec names no dialect; set [source] dialect = \"postgres\", \"snowflake\", "
+                   "\"bigquery\", \"trino\" or \"spark\" for it in the warehouse's own)")
 WAREHOUSE_CONVERSION = "a view over the warehouse table, then run `sqlclose sql` again and export the histogram anew"
 # The session setting that makes a dialect's text of dates ISO, where it has one (BigQuery, Trino, Spark and
 # DuckDB write a DATE as ISO whatever the session: there the view converts the column): Postgres's advice
@@ -39,8 +42,11 @@ def warehouse(dialect: str | None) -> str:
 
 def of_run(kind: str, histogram: bool = False, dialect: str | None = None) -> str:
     """Where a run's column is changed: its source's ``kind`` (``Opened.kind``), or, for the
-    warehouse's histogram, the warehouse (of ``dialect``, the spec's)."""
-    return warehouse(dialect) if histogram else kind
+    warehouse's histogram, the warehouse (``kind`` when it names one, with the run's dialect; else of
+    ``dialect``, the spec's)."""
+    if not histogram:
+        return kind
+    return kind if is_warehouse(kind) else warehouse(dialect)
 
 
 def is_warehouse(kind: str) -> bool:
@@ -90,8 +96,17 @@ def source_sql(kind: str, sql: str | exp.Expression) -> str:
     """``sql`` as the source of ``kind`` runs it: a tree in Spark's dialect for a Spark DataFrame or
     table, in DuckDB's for the others (a relation, a view, a [source] query); text as it is. DuckDB's
     text inside ``F.expr`` was a string literal's to Spark (``"zip"['code']``), its list items
-    counted from 1 (review of the ninety-seventh round); a warehouse's, when named, in its own."""
-    return sql if isinstance(sql, str) else sql.sql(dialect=dialect_of(kind))
+    counted from 1 (review of the ninety-seventh round); a warehouse's, when named, in its own. A
+    warehouse whose dialect the spec does not name is told DuckDB's, said to be so: the user ran it in
+    their warehouse as if it were its SQL (a hundredth-round review: ``isfinite``, which only DuckDB has).
+    No one form serves them all: Postgres and Snowflake take NaN as equal to NaN and compare a float
+    with ``'NaN'``, BigQuery and Trino take NaN as unequal to everything and refuse that comparison,
+    and BigQuery has no ``REAL``."""
+    if isinstance(sql, str):
+        return sql
+    if kind == WAREHOUSE:  # a warehouse of no dialect named (``warehouse(None)``)
+        return f"{sql.sql(dialect='duckdb')} {UNNAMED_DIALECT}"
+    return sql.sql(dialect=dialect_of(kind))
 
 
 def dialect_of(kind: str) -> str:

@@ -3,9 +3,9 @@
 DuckDB's error names neither a line nor a cause. Its reader takes one kind of line ending per
 file (told by the first lines): a file whose lines end with LF and then CRLF (two exports joined
 with ``cat``, a file edited on another system) stops it, where Python's csv module reads every
-row. On that failure alone the file is scanned here for the first line whose ending differs
-from the first line's, outside quoted fields, so that the message names the line and the fix.
-Nothing of a line but its ending is read into the message.
+row. On that failure alone the file is scanned for the first line whose ending differs from the
+first line's, outside quoted fields (``engine.line_endings``, which Spark's read shares), so that the
+message names the line and the fix. Nothing of a line but its ending is read into the message.
 
 DuckDB's other CSV errors name a record (``CSV Error on Line: N`` counts records, not lines); the
 line an editor shows is found by ``csv_records`` and named instead (``editor_lines``).
@@ -21,29 +21,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sqlclose.engine.duckdb import RECORDS_COUNTED
+from sqlclose.engine.line_endings import CHUNK as _CHUNK
+from sqlclose.engine.line_endings import ENDINGS as _ENDINGS
+from sqlclose.engine.line_endings import line_ending_change, line_ending_change_words
+from sqlclose.engine.line_endings import tokens as _tokens
 from sqlclose.prepare.csv_records import open_quote_line, record_lines
 
 INVALID_STATE = "CSV Parser state machine reached an invalid state"
 _FILE = re.compile(r"^\s*file = (.+?)\s*$", re.M)  # DuckDB's error lists the file it read
 _RECORD = re.compile(r"CSV Error on Line: (\d+)")  # a record's number, the header's 1
-_TOKENS = re.compile(r'"|\r\n|\n|\r')
-_ENDINGS = {"\n": "LF (\\n)", "\r\n": "CRLF (\\r\\n)", "\r": "CR (\\r)"}
-_CHUNK = 1 << 20
 
 
-def invalid_state_problem(driver_text: str, path: Path, encoding: str) -> str:
+def invalid_state_problem(driver_text: str, path: Path, encoding: str, delimiter: str | None = None) -> str:
     """The spec's words for DuckDB's invalid-state error on the CSV ``path`` (a pattern's: the file
     DuckDB's message names): the line where the line endings change, or what else to check."""
     failed = failed_file(driver_text, path)
-    change = line_ending_change(failed, encoding) if failed.is_file() else None
-    where = f"{failed}, " if failed != path.resolve() else ""
+    change = line_ending_change(failed, encoding, delimiter) if failed.is_file() else None
     if change is None:
         return ("its CSV could not be parsed (it is not RFC 4180 CSV: say a quote inside a field that is not "
                 "quoted, or a quoted field left open); fix the file")
-    line, first, other = change
-    return (f"{where}line {line} ends with {other} where line 1 ends with {first}; the CSV reader takes one kind "
-            "of line ending per file (two files joined, or a file edited on another system): convert the file to "
-            "one kind, e.g. with dos2unix (LF) or unix2dos (CRLF)")
+    return line_ending_change_words(change, f"{failed}, " if failed != path.resolve() else "")
 
 
 def failed_file(driver_text: str, path: Path) -> Path:
@@ -103,40 +100,6 @@ def with_editor_lines(message: str, driver_text: str, path: Path, encoding: str,
     """``message`` (DuckDB's words) with its ``CSV Error on Line: N`` told as the line an editor shows."""
     where = editor_lines(driver_text, path, encoding, delimiter)
     return message if where is None else _RECORD.sub(lambda _: f"CSV error on {where}", message)
-
-
-def line_ending_change(path: Path, encoding: str) -> tuple[int, str, str] | None:
-    """The first line (from 1, as an editor counts them) whose ending is not line 1's, the line
-    breaks inside quoted fields passed over, with line 1's ending and that one; None when every
-    line ends alike."""
-    first: str | None = None
-    line = 1
-    quoted = False
-    for token in _tokens(path, encoding):
-        if token == '"':
-            quoted = not quoted  # a quote doubled inside a quoted field toggles twice
-            continue
-        if not quoted:  # a quoted field's line break is its value's, of any kind
-            if first is None:
-                first = token
-            elif token != first:
-                return line, _ENDINGS[first], _ENDINGS[token]
-        line += 1  # lines as an editor counts them, a quoted field's too
-    return None
-
-
-def _tokens(path: Path, encoding: str, tokens: re.Pattern[str] = _TOKENS) -> Iterator[str]:
-    """The quotes and line endings of the file in order (or what ``tokens`` finds besides), read in
-    chunks (a CRLF cut between two chunks kept whole); undecodable bytes replaced, never shown."""
-    python_encoding = "utf-16-le" if encoding.lower() == "utf-16" else encoding  # as the engine reads it
-    carry = ""
-    with path.open(encoding=python_encoding, errors="replace", newline="") as handle:
-        while chunk := handle.read(_CHUNK):
-            text = carry + chunk
-            text, carry = (text[:-1], "\r") if text.endswith("\r") else (text, "")
-            yield from (m.group() for m in tokens.finditer(text))
-    if carry:
-        yield carry
 
 
 def unterminated_quote_problem(driver_text: str, path: Path, encoding: str, delimiter: str, where: str) -> str:
@@ -212,7 +175,7 @@ def _scan_quotes(tokens: Iterator[str], delimiter: str) -> tuple[tuple[int, int]
     return None, state == "quoted"
 
 
-def header_record(line: str, rest: Iterator[str]) -> tuple[str, str | None, bool]:
+def header_record(line: str, rest: Iterator[str], delimiter: str = ",") -> tuple[str, str | None, bool]:
     """The header record whose first line is ``line`` (its line break kept), the line ending after it,
     and whether a quoted field of it holds a line break (a column named ``"b\\rc"``): such a record
     is read on from ``rest``, the file's next characters, only as far as it reaches, never into a row.
@@ -220,21 +183,46 @@ def header_record(line: str, rest: Iterator[str]) -> tuple[str, str | None, bool
     ``_CHUNK`` characters (read as a line then: its open quote is told there). DuckDB's reader took a
     carriage return inside the quotes for the file's line ending: it read no row, or said a line had
     more fields than the header (ninety-eighth round); told the ending (``FileRead.new_line``), it
-    reads the file right. Spark's reader is told every file's ending (``FileRead.line_ending``)."""
-    if line.count('"') % 2 == 0:  # a quote doubled inside a quoted field counts twice
+    reads the file right. Spark's reader is told every file's ending (``FileRead.line_ending``).
+    Only a quote at a field's start (after the ``delimiter``, of one character) opens a quoted field,
+    as both readers take one: a stray quote inside a name (``no"te``) is part of it, and read as an
+    open quote it took the record on into the rows, and a row's line ending, or a quoted line break
+    in a row's value, for the header's (hundredth round: a file of LF lines read with CRLF, no row)."""
+    state = _quote_state(line, delimiter)
+    if state != "quoted":
         return line.rstrip("\r\n"), _ending(line, rest), False
-    pieces, quoted, size = [line], True, len(line)
+    pieces, size = [line], len(line)
     for char in rest:
         size += 1
         if size > _CHUNK:
             break
-        if char == '"':
-            quoted = not quoted
-        elif not quoted and char in "\r\n":  # the record's end
+        if state != "quoted" and char in "\r\n":  # the record's end
             ending = "\r\n" if char == "\r" and next(rest, "") == "\n" else char
             return "".join(pieces), ending, True
+        state = _next_state(state, char, delimiter)
         pieces.append(char)
     return line.rstrip("\r\n"), None, False
+
+
+def _quote_state(text: str, delimiter: str) -> str:
+    """Where ``text`` (a record's start) leaves its last field (``_next_state``)."""
+    state = "start"
+    for char in text:
+        state = _next_state(state, char, delimiter)
+    return state
+
+
+def _next_state(state: str, char: str, delimiter: str) -> str:
+    """A field's state after ``char``: at its start, in plain text (a quote there is text), quoted,
+    or closed (a quote just ended it; a quote next is a doubled one). A delimiter of more than one
+    character: every quote toggles, as counted before."""
+    if len(delimiter) != 1:
+        return ("closed" if state == "quoted" else "quoted") if char == '"' else state
+    if state == "quoted":
+        return "closed" if char == '"' else state
+    if char == '"':
+        return "quoted" if state in ("start", "closed") else state
+    return "start" if char == delimiter or char in "\r\n" else "plain"
 
 
 def _ending(line: str, rest: Iterator[str]) -> str | None:

@@ -144,13 +144,14 @@ def table_columns(spec: Spec) -> list[str]:
     return list(spec.declared_columns)
 
 
-def open_histogram(path: Path, spec: Spec) -> Opened:
+def open_histogram(path: Path, spec: Spec, dialect: str | None = None) -> Opened:
     """The exported histogram in a local DuckDB, its columns and counts checked. A CSV's count
     column is first read as the text it is and checked to be whole numbers that a 64-bit integer
     holds (read as a number straight away, 1.5 became 2), then read as BIGINT; ``[source] types``
     gives an ordered sensitive column of a CSV histogram a type (e.g. DOUBLE for Postgres's
     numeric text, 7000.00), as it does a CSV table's, and a banded quasi-identifier's typed copy the
-    type that decides its labels (a Parquet histogram carries the warehouse's own)."""
+    type that decides its labels (a Parquet histogram carries the warehouse's own). ``dialect``: the
+    run's (``--dialect``, else the spec's), which the fixes a refusal gives are written in."""
     path = Path(path)
     if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
         raise InputError(f"the histogram {path} should be the warehouse's export as .parquet (or .csv)")
@@ -177,7 +178,7 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
         _check_columns(opened.engine.schema(opened.relation), spec, label, csv=csv)
         _check_counts(opened.engine, opened.relation, label)
         _check_groups(opened.engine, opened.relation, spec, label, csv)
-        _check_number_texts(opened.engine, opened.relation, spec, label)
+        _check_number_texts(opened.engine, opened.relation, spec, label, dialect)
         _check_typed_copies(opened.engine, opened.relation, spec, label)
     except BaseException:
         opened.engine.close()
@@ -224,11 +225,12 @@ def _refuse_csv_folder(path: Path) -> None:
                          "all_varchar = true)) TO 'histogram.csv' (HEADER)\"")
 
 
-def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
+def prepare_histogram(opened: Opened, spec: Spec, dialect: str | None = None) -> Problem:
     """The problem, read from the histogram instead of the table's rows (no input fingerprint:
-    the rows never left the warehouse)."""
+    the rows never left the warehouse); its refusals' fixes in ``dialect``'s SQL (``open_histogram``)."""
     schema = opened.engine.schema(opened.relation)
     return prepare(opened.engine, opened.relation, spec, opened.label, None, counts=wh.COUNT_COLUMN,
+                   source_kind=_fixed_in(spec, dialect),
                    table_columns=table_columns(spec),
                    column_types={name: schema.field(copy).type for name, copy in typed_copies(spec).items()})
 
@@ -350,7 +352,15 @@ def _check_groups(engine: Engine, relation: exp.Expression, spec: Spec, label: s
                         "again, once, and pass that file")
 
 
-def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, label: str) -> None:
+def _fixed_in(spec: Spec, dialect: str | None) -> str:
+    """Where a histogram's column is fixed (``model.mending``): the warehouse, of the run's ``dialect``,
+    else the spec's. The spec's alone was read: given ``--dialect trino`` beside a spec naming none, a
+    refusal's fix was DuckDB's SQL (``isfinite``, which Trino lacks), unsaid (hundredth round)."""
+    return mending.warehouse(dialect or (spec.source.dialect if spec.source is not None else None))
+
+
+def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, label: str,
+                        dialect: str | None = None) -> None:
     """A counted column's text holding one floating-point number written two ways: -0.0 beside
     0.0, or NaN with and without a minus sign. The histogram counts them apart (its columns are
     the warehouse's text), the released column holds the numbers, which compare as one: a class
@@ -358,7 +368,7 @@ def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, la
     judged from the text, the one thing the histogram holds."""
     # an ordered column is a number here, checked as one (prepare's float checks)
     columns = [c.name for c in scanned_columns(spec) if not c.typed]
-    warehouse = mending.warehouse(spec.source.dialect if spec.source is not None else None)  # the fix's SQL
+    warehouse = _fixed_in(spec, dialect)  # the fix's SQL
     for name, found in zip(columns, _number_spellings(engine, relation, columns)):
         if found["minus_zero"] and found["zero"]:
             what, fix = "both -0.0 and 0.0", minus_zero_made_zero(name, warehouse)

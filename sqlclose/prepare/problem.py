@@ -237,7 +237,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec), kind,
+                                                           source_label, _users_dialect(spec, kind), kind,
                                                            _dated(engine, effective, c.name, schema)), c)
                for c in qi_coded]
         for qi in qis:
@@ -271,9 +271,12 @@ def _packing(qis: Sequence[QuasiIdentifierColumn], sas: Sequence[SensitiveColumn
     return Packing.of([qi.hierarchy.divisors for qi in qis], [len(s.domain) for s in sas])
 
 
-def _users_dialect(spec: Spec) -> str | None:
-    """The SQL dialect a fix the user writes is in: a warehouse's, when the spec names it; None for
-    the engine's own (a histogram read by DuckDB is fixed in the warehouse's SQL)."""
+def _users_dialect(spec: Spec, kind: str = mending.QUERY) -> str | None:
+    """The SQL dialect a fix the user writes is in: a warehouse's, as the run names it (``kind``, a
+    warehouse's of the ``--dialect`` given) or else the spec; None for the engine's own (a histogram
+    read by DuckDB is fixed in the warehouse's SQL)."""
+    if mending.is_warehouse(kind) and ":" in kind:
+        return mending.dialect_of(kind)
     source = spec.source
     return source.dialect if source is not None and source.kind == "warehouse" else None
 

@@ -989,10 +989,12 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     rename a repeated one (ssn → ssn_1) —, the delimiter, given or told by the header, and the line
     ending after the record (``FileRead.new_line``, ``FileRead.line_ending``)."""
     # A header whose quoted name holds a line break is read whole, the file with the ending after it
-    records = [_header_record(f, read.encoding) for f in files]
+    records = [_header_record(f, read.encoding, read.delimiter) for f in files]
     headers = [line for line, _, _ in records]
     new_line = _alike(ending if broken else None for _, ending, broken in records)
     line_ending = _alike(ending for _, ending, _ in records)  # every header's, for Spark's reader
+    # each file's: where they differ, Spark's reader is told each file's own, as DuckDB's reader takes it
+    line_endings = tuple((f, ending) for f, (_, ending, _) in zip(files, records))
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
     # Spaces around a name are no part of it, as DuckDB's own reader takes a header (' age ' is age); a
@@ -1024,7 +1026,7 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         told = missing_column(unknown[0], names, str(read.path), [*read.types, *read.numeric])
         raise DataError(f"[source] types: {told}; correct the name or remove it from types")
     return dataclasses.replace(read, delimiter=delimiter, header=tuple(names), new_line=new_line,
-                               line_ending=line_ending)
+                               line_ending=line_ending, line_endings=line_endings)
 
 
 def _alike(endings: Iterable[str | None]) -> str | None:
@@ -1053,10 +1055,11 @@ def _refuse_compressed(path: Path, head: bytes) -> None:
                          f"in a [source] query, {query}, with folder = its folder")
 
 
-def _header_record(path: Path, encoding: str) -> tuple[str, str | None, bool]:
+def _header_record(path: Path, encoding: str, delimiter: str | None) -> tuple[str, str | None, bool]:
     """The header record, the line ending after it and whether a quoted name of it holds a line break
-    (``csv_lines.header_record``), the file opened once. UTF-16 is read little-endian, with or without
-    its byte-order mark, as the engine reads it."""
+    (``csv_lines.header_record``; its fields split at ``delimiter``, else at the one its first line
+    tells), the file opened once. UTF-16 is read little-endian, with or without its byte-order mark,
+    as the engine reads it."""
     utf16 = encoding.lower() == "utf-16"
     decoder = codecs.getincrementaldecoder("utf-16-le" if utf16 else encoding)()
     with path.open("rb") as handle:
@@ -1067,7 +1070,7 @@ def _header_record(path: Path, encoding: str) -> tuple[str, str | None, bool]:
         handle.seek(0)
         line = _header_line(handle, decoder, path, encoding)
         try:
-            return header_record(line, _characters(handle, decoder))
+            return header_record(line, _characters(handle, decoder), delimiter or _header_delimiter(line))
         except UnicodeDecodeError:  # past line 1, in a quoted name: the line read as before, its quote told
             return line.rstrip("\r\n"), None, False
 
@@ -1201,7 +1204,7 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
     if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason
-        return invalid_state_problem(text, read.path, read.encoding)
+        return invalid_state_problem(text, read.path, read.encoding, read.delimiter)
     return None
 
 
