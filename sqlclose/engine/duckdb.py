@@ -81,6 +81,9 @@ PACKED_KEY_MAX_RANGE = 1 << 62
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
+# A caller's partitioned write's private database gets what the caller's database leaves of its
+# limit, never less than this share of it (``_room_apart``).
+APART_FLOOR = 0.25
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
     .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
@@ -966,7 +969,7 @@ class DuckDBEngine(Engine):
             exp.Placeholder(this="1")]))
         sql = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
                        params=_parquet_options(partition_by, 3)).sql("duckdb")
-        settings = {"threads": 1, "memory_limit": self._setting("memory_limit"),
+        settings = {"threads": 1, **({"memory_limit": room} if (room := self._room_apart()) else {}),
                     **({"temp_directory": spill} if (spill := self._temp_directory()) else {})}
         try:
             apart = duckdb.connect(config=settings)
@@ -981,6 +984,22 @@ class DuckDBEngine(Engine):
             raise self.wrapped_error(e, sql) from None
         finally:
             ordered.unlink(missing_ok=True)
+
+    def _room_apart(self) -> str | None:
+        """The memory limit of a caller's partitioned write's private database: what the caller's
+        database's limit leaves beside the buffers it holds now, never below APART_FLOOR of that
+        limit (a partitioned write keeps a buffer per open file: 16 partitions of a 300,000-row
+        release failed under 24 MB). The private database had the caller's whole limit, its buffers
+        on top of the caller's: the process could reach twice the limit the caller set (hundredth
+        round)."""
+        limit = self._setting("memory_limit")  # as DuckDB writes it: "190.7 MiB"
+        try:
+            limit_bytes = parse_bytes(limit)
+            with _interruptible():
+                used = int(self.con.execute(_MEMORY_USED).fetchone()[0] or 0)
+        except (TypeError, ValueError, duckdb.Error):  # unread: the caller's limit as it is, or DuckDB's default
+            return limit
+        return f"{max(limit_bytes - used, int(limit_bytes * APART_FLOOR))}B"
 
     @contextmanager
     def _one_thread(self, needed: bool) -> Iterator[None]:
