@@ -988,8 +988,8 @@ class DuckDBEngine(Engine):
     def _room_apart(self) -> str | None:
         """The memory limit of a caller's partitioned write's private database: what the caller's
         database's limit leaves beside the buffers it holds now, never below APART_FLOOR of that
-        limit (a partitioned write keeps a buffer per open file: 16 partitions of a 300,000-row
-        release failed under 24 MB). The private database had the caller's whole limit, its buffers
+        limit (a partitioned write keeps a buffer per open file: 16 partitions of 300,000 rows failed
+        under 24 MB). The private database had the caller's whole limit, its buffers
         on top of the caller's: the process could reach twice the limit the caller set (hundredth
         round)."""
         limit = self._setting("memory_limit")  # as DuckDB writes it: "190.7 MiB"
