@@ -425,9 +425,9 @@ def _labels_as_read(doc: dict, figures: Any, notes: _Notes) -> tuple[dict, dict[
     file's labels are listed, byte order: a faithful export of a warehouse release of a DOUBLE or a
     TIMESTAMP released at level 0 was refused ('2.9E1' against the file's 29.0). Every other label is
     compared as written. Second: the columns whose report lists only its first labels, each with how
-    many of them the file holds (``figures.labels_held``): listed in the warehouse's text order, they
-    are not the file's first (2.0E1 … against 20.0 …), so each must be among the file's values, a
-    note saying their order is not judged (ninety-eighth round)."""
+    many of them the file holds (``figures.labels[name].among``): listed in the warehouse's text
+    order, they are not the file's first (2.0E1 … against 20.0 …), so each must be among the file's
+    values, a note saying their order is not judged (ninety-eighth round)."""
     read = figures.labels_read or {}
     generalization = dict(doc["generalization"])
     among: dict[str, int] = {}
@@ -436,7 +436,7 @@ def _labels_as_read(doc: dict, figures: Any, notes: _Notes) -> tuple[dict, dict[
         if g.get("label_count") == len(g["labels"]):
             generalization[name] = {**g, "labels": sorted(texts)}
             continue
-        among[name] = (figures.labels_held or {})[name]
+        among[name] = figures.labels[name].among or 0
         if among[name] == len(texts):  # else label_claims says how many the file lacks
             notes.lines.append(f"the labels of column {name_shown(name)} were found among the file's values, read as "
                                f"its column's type; that they are its first {len(texts)} in the warehouse's text "

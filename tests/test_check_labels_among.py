@@ -45,10 +45,10 @@ def test_the_labels_a_report_lists_are_counted_among_the_files_in_the_pass_that_
     figures = release_figures(release, ["age", "zip"], ["age", "zip"], {}, 5,
                               read_labels={"age": ["2.9E1", "3.0E1", "9.9E1"]})
     assert figures.labels_read == {"age": ["29.0", "30.0", "99.0"]}
-    assert figures.labels_held == {"age": 2}
+    assert figures.labels["age"].among == 2
     assert figures.labels["age"].count == 12 and figures.labels["age"].first == ["20.0", "21.0", "22.0", "23.0",
                                                                                  "24.0"]
     assert len(passes) == 1, passes  # two until the ninety-ninth round
 
     none_held = release_figures(release, ["age", "zip"], ["age", "zip"], {}, 5, read_labels={"age": ["9.9E1"]})
-    assert none_held.labels_held == {"age": 0}
+    assert none_held.labels["age"].among == 0

@@ -67,9 +67,9 @@ class ReleaseFigures:
     min_class_size: int = 0
     squared_sizes: int = 0  # Σ class size²
     labels: Mapping[str, LabelFigures] | None = None
-    labels_read: Mapping[str, list[str]] | None = None  # ``release_figures``' ``read_labels``, as the file's values
-    # Per column of ``labels_read``: how many distinct values of the file's column are among them.
-    labels_held: Mapping[str, int] | None = None
+    # ``release_figures``' ``read_labels``, as the file's values; how many of a column's the file holds:
+    # its ``labels[name].among``
+    labels_read: Mapping[str, list[str]] | None = None
 
 
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
@@ -92,69 +92,78 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             if columns != list(expected_columns):
                 return ReleaseFigures(columns)
             sizes = _class_figures(engine, relation, qis)
-            read = _read_as_values(engine, relation, {name: texts for name, texts in (read_labels or {}).items()
-                                                      if name in qis})
-            level_labels = _leaves_as_read(engine, relation, level_labels, read)
+            wanted = {name: texts for name, texts in (read_labels or {}).items() if name in qis}
+            types = _value_types(engine, relation, wanted)
+            read = _read_as_values(engine, types, wanted)
+            level_labels = _leaves_as_read(engine, types, level_labels, read)
             labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown, read.get(name))
                       for name in qis}
-            held = {name: labels[name].among or 0 for name in read}
             if several_levels:
                 labels = {name: _with_classes_per_level(engine, relation, qis, name, f, level_labels.get(name))
                           for name, f in labels.items()}
             counted = _rows_by_label(engine, relation, [name for name in qis if name in label_rows])
             labels = {name: replace(f, rows_by_label=counted[name]) if name in counted else f
                       for name, f in labels.items()}
-            return ReleaseFigures(columns, labels=labels, labels_read=read, labels_held=held, **sizes)
+            return ReleaseFigures(columns, labels=labels, labels_read=read, **sizes)
         finally:
             if given is None:
                 engine.close()
 
 
-def _read_as_values(engine: Engine, relation: exp.Expression,
-                    labels: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """Per column of ``labels`` that is no text in the file, its labels cast to the column's type and
-    written as the file's values are (``CAST(… AS VARCHAR)``, as ``_label_figures`` reads them): a
-    warehouse's report labels a value released as it is by the warehouse's text ('2.9E1' from Trino,
-    '2024-05-17 08:30:00.000' from Snowflake), which the exported file holds as the value (29.0). A
-    column whose label does not cast is left out (compared as written)."""
+def _value_types(engine: Engine, relation: exp.Expression, names: Collection[str]) -> dict[str, exp.DataType]:
+    """The type the file holds each column of ``names`` that is no text as (its first row's ``typeof``,
+    every column's in one query), as ``_read_as_values`` casts a label to it. A column whose first
+    value is NULL, or whose type sqlglot cannot spell, is left out (its labels compared as written)."""
     schema = engine.schema(relation)
-    out: dict[str, list[str]] = {}
-    for name, texts in labels.items():
-        kind = schema.field(name).type
-        if not texts or pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            continue
-        held = engine.fetch_row(exp.select(exp.Anonymous(this="typeof", expressions=[q.col(name)]).as_("t"))
-                                .from_(relation.copy()).limit(1))["t"]
-        if held is None:
+    typed = [name for name in names
+             if not (pa.types.is_string(kind := schema.field(name).type) or pa.types.is_large_string(kind))]
+    if not typed:
+        return {}
+    held = engine.fetch_row(exp.select(*[exp.Anonymous(this="typeof", expressions=[q.col(name)]).as_(f"t{i}")
+                                         for i, name in enumerate(typed)]).from_(relation.copy()).limit(1))
+    out: dict[str, exp.DataType] = {}
+    for i, name in enumerate(typed):
+        if held[f"t{i}"] is None:
             continue
         try:
-            typed = exp.DataType.build(held, dialect="duckdb")
+            out[name] = exp.DataType.build(held[f"t{i}"], dialect="duckdb")
         except Exception:  # noqa: BLE001 - a type sqlglot cannot spell: the labels are compared as written
             continue
-        row = engine.fetch_row(exp.select(*[
-            exp.cast(exp.TryCast(this=exp.Literal.string(text), to=typed.copy()), "VARCHAR").as_(f"l{i}")
-            for i, text in enumerate(texts)]))
-        read = [row[f"l{i}"] for i in range(len(texts))]
+    return out
+
+
+def _read_as_values(engine: Engine, types: Mapping[str, exp.DataType],
+                    labels: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Per column of ``labels`` that is no text in the file (``types``: ``_value_types``), its labels
+    cast to the column's type and written as the file's values are (``CAST(… AS VARCHAR)``, as
+    ``_label_figures`` reads them), every column's in one row: a warehouse's report labels a value
+    released as it is by the warehouse's text ('2.9E1' from Trino, '2024-05-17 08:30:00.000' from
+    Snowflake), which the exported file holds as the value (29.0). A column whose label does not cast
+    is left out (compared as written)."""
+    cast = {name: texts for name, texts in labels.items() if texts and name in types}
+    if not cast:
+        return {}
+    row = engine.fetch_row(exp.select(*[
+        exp.cast(exp.TryCast(this=exp.Literal.string(text), to=types[name].copy()), "VARCHAR").as_(f"l{j}_{i}")
+        for j, (name, texts) in enumerate(cast.items()) for i, text in enumerate(texts)]))
+    out: dict[str, list[str]] = {}
+    for j, (name, texts) in enumerate(cast.items()):
+        read = [row[f"l{j}_{i}"] for i in range(len(texts))]
         if None not in read:
             out[name] = read
     return out
 
 
-def _leaves_as_read(engine: Engine, relation: exp.Expression, level_labels: Mapping[str, LevelLabels],
+def _leaves_as_read(engine: Engine, types: Mapping[str, exp.DataType], level_labels: Mapping[str, LevelLabels],
                     read: Mapping[str, list[str]]) -> Mapping[str, LevelLabels]:
     """``level_labels`` with the leaves of each column of ``read`` (a warehouse's, released as it is and
     held as values in the file: ``_read_as_values``) read as the file's values too: a hierarchy's leaves
     are the warehouse's text ('1' and 'NaN' from Postgres, '2.9E1' from Trino), a faithful Parquet
     export holds 1.0, NaN, 29.0, and its level was refused as 'not labels of that level' (ninety-ninth
     round). A column a leaf of which does not cast keeps its leaves as written."""
-    out = dict(level_labels)
-    for name in read:
-        levels = level_labels.get(name)
-        if isinstance(levels, Mapping) and levels.get(0):
-            leaves = _read_as_values(engine, relation, {name: levels[0]}).get(name)
-            if leaves is not None:
-                out[name] = {**levels, 0: leaves}
-    return out
+    given = {name: levels for name in read if isinstance(levels := level_labels.get(name), Mapping) and levels.get(0)}
+    leaves = _read_as_values(engine, types, {name: levels[0] for name, levels in given.items()})
+    return {**level_labels, **{name: {**given[name], 0: leaves[name]} for name in leaves}}
 
 
 def _rows_by_label(engine: Engine, relation: exp.Expression,

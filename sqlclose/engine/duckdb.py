@@ -82,6 +82,9 @@ PACKED_KEY_MAX_RANGE = 1 << 62
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
+# A caller's partitioned write's private database gets what the caller's database leaves of its
+# limit, never less than this share of it (``_room_apart``).
+APART_FLOOR = 0.25
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
     .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
@@ -868,16 +871,21 @@ class DuckDBEngine(Engine):
         and logical types, repetition, children …) and its key-value metadata but pandas' (an index's
         row range, different in every file pandas wrote). Files alike here read alike; the footers
         of a folder's files in two passes, where ``parquet_file_types`` costs one per file (2,000
-        files: 0.5 s against 2.6 s). Read on one thread, each file's elements come in order (files
-        whose Arrow schema embeds pandas' metadata differ there, and are compared one by one)."""
+        files: 0.5 s against 2.6 s). Each file's elements are put in order by their place in its
+        footer (``column_id``), whatever the threads: these were read on one thread for their order,
+        ``SET threads`` being the database's, so a caller's other cursors (or another job's on the
+        shared database) ran on one thread meanwhile, and a ``SET threads`` made meanwhile was
+        undone (hundredth round). Files whose Arrow schema embeds pandas' metadata differ there,
+        and are compared one by one."""
         literal = [self._literal(p) for p in paths]
         elements = ["name", "type", "type_length", "repetition_type", "num_children", "converted_type", "scale",
                     "precision", "field_id", "logical_type"]
-        with self._one_thread(True):
-            schema = self.fetch(*_reader("parquet_schema", literal, {}, exp.select(
-                "file_name", *[exp.column(e) for e in elements]).selects)).to_pylist()
-            metadata = self.fetch(*_reader("parquet_kv_metadata", literal, {}, exp.select(
-                "file_name", "key", "value").selects)).to_pylist()
+        schema_read, params = _reader("parquet_schema", literal, {}, exp.select(
+            "file_name", *[exp.column(e) for e in elements]).selects)
+        schema = self.fetch(schema_read.order_by(exp.column("file_name"), exp.column("column_id")),
+                            params).to_pylist()
+        metadata = self.fetch(*_reader("parquet_kv_metadata", literal, {}, exp.select(
+            "file_name", "key", "value").selects)).to_pylist()
         of: dict[str, tuple[list, list]] = {name: ([], []) for name in literal}
         for row in schema:
             of[row["file_name"]][0].append(tuple(row[e] for e in elements))
@@ -962,7 +970,7 @@ class DuckDBEngine(Engine):
             exp.Placeholder(this="1")]))
         sql = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
                        params=_parquet_options(partition_by, 3)).sql("duckdb")
-        settings = {"threads": 1, "memory_limit": self._setting("memory_limit"),
+        settings = {"threads": 1, **({"memory_limit": room} if (room := self._room_apart()) else {}),
                     **({"temp_directory": spill} if (spill := self._temp_directory()) else {})}
         try:
             apart = duckdb.connect(config=settings)
@@ -977,6 +985,22 @@ class DuckDBEngine(Engine):
             raise self.wrapped_error(e, sql) from None
         finally:
             ordered.unlink(missing_ok=True)
+
+    def _room_apart(self) -> str | None:
+        """The memory limit of a caller's partitioned write's private database: what the caller's
+        database's limit leaves beside the buffers it holds now, never below APART_FLOOR of that
+        limit (a partitioned write keeps a buffer per open file: 16 partitions of 300,000 rows failed
+        under 24 MB). The private database had the caller's whole limit, its buffers
+        on top of the caller's: the process could reach twice the limit the caller set (hundredth
+        round)."""
+        limit = self._setting("memory_limit")  # as DuckDB writes it: "190.7 MiB"
+        try:
+            limit_bytes = parse_bytes(limit)
+            with _interruptible():
+                used = int(self.con.execute(_MEMORY_USED).fetchone()[0] or 0)
+        except (TypeError, ValueError, duckdb.Error):  # unread: the caller's limit as it is, or DuckDB's default
+            return limit
+        return f"{max(limit_bytes - used, int(limit_bytes * APART_FLOOR))}B"
 
     @contextmanager
     def _one_thread(self, needed: bool) -> Iterator[None]:
