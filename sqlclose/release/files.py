@@ -92,19 +92,39 @@ def placed_at(path: Path) -> Path:
 
 
 def refuse_orphaned_report(path: Path, report: Path) -> None:
-    """A link's target written through (``placed_at``) whose own report lies beside it: the new
-    report goes beside the link, and the target's, left in place, would vouch for a file no longer
-    there. Refused, naming both ways to keep one report per file."""
+    """A link's target written through (``placed_at``) with a sqlclose report at a name that stands
+    for it which this release's report is not: beside the target (its own), or beside the link (a
+    release made through the link before). Left in place, it would vouch for a file no longer
+    there: ``check --against`` it fails (exit 4). Refused, naming the report path that keeps one
+    report per file (the ninety-ninth round refused the target's; the link's was left stale by
+    ``--report`` naming the target's: the hundredth)."""
     placed = placed_at(path)
-    own = default_report_path(placed)
-    if placed == path or not placed.exists() or same(own, report) or not _holds_report(
-            own, "the report beside the file the output's link names", "a release written through the link "
-            "would leave it describing a file no longer there", "name that file itself"):
+    if placed == path or not placed.exists():
         return
-    raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, a release whose report {own} "
-                            "lies beside it: this release's report goes beside the link, and that one would be left "
-                            f"describing a file no longer there: name {placed} itself as the output (its report is "
-                            f"replaced with it), or give this release that report path (--report {own})")
+    own, beside_link = default_report_path(placed), default_report_path(path)
+    why = "a release written through the link would leave it describing a file no longer there"
+    stale = [found for found, named, elsewhere in (
+        (own, "the report beside the file the output's link names", "name that file itself"),
+        (beside_link, "the report beside the output's link", f"give this release that report path ({beside_link})"))
+        if not same(found, report) and _holds_report(found, named, why, elsewhere)]
+    if len(stale) == 2:
+        raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, and both {beside_link} "
+                                f"(beside the link) and {own} (beside that file) are sqlclose reports: a release "
+                                "replaces one report, and the other would be left describing a file no longer "
+                                "there: remove the one no longer used, and give this release the other "
+                                "(--report)")
+    if own in stale:
+        raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, a release whose report "
+                                f"{own} lies beside it: this release's report goes to {report}, and that one would "
+                                f"be left describing a file no longer there: name {placed} itself as the output "
+                                f"(its report is replaced with it), or give this release that report path "
+                                f"(--report {own})")
+    if stale:
+        raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, and the report of a "
+                                f"release written through that link, {beside_link}, lies beside it: this "
+                                f"release's report goes to {report}, and that one would be left describing a file "
+                                f"no longer there: give this release that report path (--report {beside_link}), "
+                                "or remove it if it no longer stands for the link")
 
 
 def refuse_foreign_report(report: Path) -> None:
