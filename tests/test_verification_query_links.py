@@ -89,3 +89,22 @@ def test_a_verification_query_linked_to_the_release_querys_file_is_refused(wareh
         == str(real)
     assert sorted(p.name for p in d.iterdir()) == ["elsewhere", "h.parquet", "release.sql", "release.verify.sql",
                                                    "w.toml"]
+
+
+def test_a_verification_query_linked_into_a_parquet_folder_release_is_refused(warehouse):
+    """Written through, the query would land among a folder release's files, which its report's digest
+    covers: refused before the search (exit 2), as an output or report inside one is."""
+    d, _ = warehouse
+    folder = d / "elsewhere" / "rel"
+    folder.mkdir()
+    (folder / "part-0.parquet").write_bytes(b"PAR1")
+    (d / "elsewhere" / "rel.report.json").write_text(json.dumps({"output": {"format": "parquet-folder"}}))
+    (folder / "q.sql").write_bytes(OLD)
+    (d / "release.verify.sql").symlink_to(folder / "q.sql")
+    refused = _release(d, "--overwrite")
+    assert refused.exit_code == 2, refused.output
+    assert (f"the verification query path {d / 'release.verify.sql'} lies inside {folder}, a Parquet folder release"
+            in refused.output), refused.output
+    assert (folder / "q.sql").read_bytes() == OLD and (d / "release.verify.sql").is_symlink()
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet", "q.sql"]
+    assert not (d / "release.sql").exists() and not (d / "release.sql.report.json").exists()
