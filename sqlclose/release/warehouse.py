@@ -69,8 +69,9 @@ def refuse_report_at_verification(path: Path, report: Path) -> None:
 
 
 def refuse_verification_inside_folder_releases(path: Path) -> None:
-    """The verification query beside the release query ``path`` inside a Parquet folder release: only
-    if the query is, unless it is a link written through (``files.placed_at``) into one."""
+    """Refuse the verification query beside the release query ``path`` inside a Parquet folder release:
+    there only with the query (refused as the output), or as a link written through into one
+    (``files.placed_at``), where it would break that release's check against its report."""
     files.refuse_inside_folder_releases(verification_path(path), "verification query")
 
 
