@@ -100,3 +100,25 @@ def test_a_run_through_the_link_keeps_the_targets_report_it_was_given(tmp_path):
     refused = invoke("anonymize", d / "spec.toml", *OTHER_NODE, "-o", d / "link.parquet", "--overwrite", "-q")
     assert refused.exit_code == 2 and f"--report {target_report}" in refused.output, refused.output
     assert _files(d) == before
+
+
+def test_a_report_path_that_is_a_link_is_written_through_it(tmp_path):
+    """Renamed over, a report path's link was replaced by a file, and the file it named kept the
+    previous report, vouching for a release no longer there. It is now written through as an output's
+    link is: the link kept, the file it names the new report, no temporary left beside either."""
+    d = table3_project(tmp_path)
+    (d / "reports").mkdir()
+    kept = d / "reports" / "o.json"
+    first = invoke("anonymize", d / "spec.toml", "-o", d / "o.parquet", "--report", kept, "-q")
+    assert first.exit_code == 0, first.output
+    (d / "o.parquet.report.json").symlink_to("reports/o.json")  # relative, as `ln -s` makes one
+    refused = invoke("anonymize", d / "spec.toml", *OTHER_NODE, "-o", d / "o.parquet", "-q")
+    assert refused.exit_code == 2 and "already exists" in refused.output, refused.output
+    done = invoke("anonymize", d / "spec.toml", *OTHER_NODE, "-o", d / "o.parquet", "--overwrite", "-q")
+    assert done.exit_code == 0, done.output
+    assert (d / "o.parquet.report.json").is_symlink() and str((d / "o.parquet.report.json").readlink()) == \
+        "reports/o.json"
+    assert _vouches(kept, d / "o.parquet") and json.loads(kept.read_text())["node"] == {"zip": 5, "age": 3}
+    assert sorted(p.name for p in (d / "reports").iterdir()) == ["o.json"]
+    assert [p.name for p in d.iterdir() if p.name.startswith(".")] == []
+    assert invoke("check", d / "o.parquet", "--against", d / "o.parquet.report.json").exit_code == 0

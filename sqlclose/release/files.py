@@ -42,11 +42,11 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     ``suffixes``: the ones the output may have (a release's format and suffix are ``writers.Target``'s
     check). ``replacing``: the pair at the paths is one found and judged this spec's own (--force),
     whose placing refuses it changed."""
-    for target in (path, report, placed_at(path)):
+    for target in (path, report, placed_at(path), placed_at(report)):
         refuse_blocked_folder(target)
     refuse_long_names(path, report)
-    if placed_at(path) != path:  # its temporary files go beside the file the link names
-        refuse_long_names(placed_at(path), report)
+    if placed_at(path) != path or placed_at(report) != report:  # temporaries go beside the files links name
+        refuse_long_names(placed_at(path), placed_at(report))
     if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     folder = kind == "parquet-folder"
@@ -81,13 +81,13 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
 
 
 def placed_at(path: Path) -> Path:
-    """Where a release given ``path`` is placed: the file (or folder) a symbolic link there names,
-    the link kept, as ``cp`` and a shell's ``>`` write through a link; else ``path``. Placing renamed
-    the release over the link itself: the link was gone, and the file it named kept the old
-    release (ninety-ninth round). Its temporary files and journal lie beside that file, in its
-    folder (a rename never crosses file systems). A link to nothing is refused before the search
-    (``refuse_unplaceable``), but resolved here all the same: a run killed while placing set the
-    named file aside, and the next one settles that move where it was made."""
+    """Where a release (or a report, a companion) given ``path`` is placed: the file (or folder) a
+    symbolic link there names, the link kept, as ``cp`` and a shell's ``>`` write through a link; else
+    ``path``. Placing renamed the release over the link itself: the link was gone, and the file it
+    named kept the old release (ninety-ninth round). Its temporary files and journal lie beside that
+    file, in its folder (a rename never crosses file systems). A link to nothing is refused before
+    the search (``refuse_unplaceable``), but resolved here all the same: a run killed while placing
+    set the named file aside, and the next one settles that move where it was made."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
