@@ -326,6 +326,7 @@ def _guard(fn: F, outcome: str | None) -> F:
             say_when_stdout_is_closed()
         _received.clear()
         try:
+            refuse_undecodable_paths(kwargs)
             install_signal_handlers()  # here, in the guard: a stop held until now is told as any other
             return _stopped_when_signalled(fn, args, kwargs)
         except KeyboardInterrupt:
@@ -349,6 +350,51 @@ def _guard(fn: F, outcome: str | None) -> F:
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
+
+
+# What each path parameter of a command (``click.Path``, by its name) names, as a refused name tells it:
+# (what cannot be done, why a name must be UTF-8, what to do). The spec's, the source's and the output's
+# words are those their own refusals give (``load_spec``, ``sources``, ``files.refuse_undecodable_path``).
+_READ_BY_PYTHON = "sqlclose names the files it reads (in messages, in the report) as UTF-8 text"
+_WRITTEN = "sqlclose names the files it writes (in messages, in the report) as UTF-8 text"
+_ENGINE = "the engine takes a path as UTF-8 text"
+_RENAME = "rename it (or the folder holding it) in UTF-8"
+_PATH_ROLES = {
+    "spec_path": ("cannot read the spec file", _READ_BY_PYTHON, _RENAME),
+    "report_path": ("cannot read the report", _READ_BY_PYTHON, _RENAME),  # check --against, report REPORT.json
+    "release_path": ("cannot read the release", _ENGINE, _RENAME),
+    "source": ("cannot read the source", _ENGINE, _RENAME),
+    "data": ("cannot read the source", _ENGINE, _RENAME),  # hierarchy show/validate --data
+    "histogram": ("cannot read the source", _ENGINE, _RENAME),  # the warehouse's histogram, read as a source
+    "output": ("cannot write the output path", _ENGINE, "give a path named in UTF-8"),
+    "report": ("cannot write the report", _WRITTEN, "give a path named in UTF-8"),
+    "html_path": ("cannot write the page", _WRITTEN, "give a path named in UTF-8"),
+    "out": ("cannot write the sweep's folder", _WRITTEN, "give a path named in UTF-8"),
+    "folder": ("cannot write the demo's folder", _WRITTEN, "give a path named in UTF-8"),
+    "temp_directory": ("cannot spill to the temporary folder", _ENGINE, "give a folder named in UTF-8"),
+}
+
+
+def refuse_undecodable_paths(values: dict[str, Any]) -> None:
+    """Refuse every path a command was given (its ``click.Path`` parameters, in ``values``) whose name is
+    not UTF-8 (``text.refuse_undecodable_path``), before anything is read or written: the spec file,
+    sources, hierarchies and outputs were, but ``check --against``'s report was read and ``report
+    --html``'s page written, each told as a lone surrogate (``x\\udcff.html``); ``--temp-directory``
+    failed in DuckDB (exit 1, ``std::bad_cast``) (the hundredth round). A parameter added later is
+    covered by its type; one named in no role is told by its option."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    from sqlclose.model.text import refuse_undecodable_path
+
+    for param in ctx.command.params:
+        value = values.get(param.name or "")
+        if not isinstance(param.type, click.Path) or value is None:
+            continue
+        told, why, fix = _PATH_ROLES.get(param.name or "", (f"cannot use the {param.opts[0]} path", _ENGINE,
+                                                            "give a path named in UTF-8"))
+        for path in value if isinstance(value, tuple) else (value,):
+            refuse_undecodable_path(path, told, fix, why)
 
 
 def _stopped_when_signalled(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:

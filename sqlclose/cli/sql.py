@@ -59,13 +59,20 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
     rep = report or (spec.output.report if spec.output and not output else None) or default_report_path(out)
     from sqlclose.release.files import placed_at, refuse_pair_inside_folder_releases
     from sqlclose.release.placing import recover_output
-    from sqlclose.release.warehouse import refuse_report_at_verification, verification_path
+    from sqlclose.release.warehouse import (
+        refuse_report_at_verification,
+        refuse_verification_at_query,
+        refuse_verification_inside_folder_releases,
+        verification_path,
+    )
 
     # Refused before the search, as the local path does (write_sql refuses them again, for the API).
     refuse_pair_inside_folder_releases(out, rep)
+    refuse_verification_inside_folder_releases(out)
     refuse_report_at_verification(out, rep)  # before any run is settled too
+    refuse_verification_at_query(out)
     # A run killed while placing (a link's file: where it placed): settled before the search.
-    recover_output(placed_at(out), rep, (verification_path(out),))
+    recover_output(placed_at(out), rep, (placed_at(verification_path(out)),))
     with search_progress(progress and not (quiet or as_json or dry_run)) as on_progress:
         with api.anonymize_histogram(histogram, spec, dialect=dialect, on_progress=on_progress, node=node) as chosen:
             if dry_run:

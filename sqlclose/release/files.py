@@ -42,11 +42,11 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     ``suffixes``: the ones the output may have (a release's format and suffix are ``writers.Target``'s
     check). ``replacing``: the pair at the paths is one found and judged this spec's own (--force),
     whose placing refuses it changed."""
-    for target in (path, report, placed_at(path)):
+    for target in (path, report, placed_at(path), placed_at(report)):
         refuse_blocked_folder(target)
     refuse_long_names(path, report)
-    if placed_at(path) != path:  # its temporary files go beside the file the link names
-        refuse_long_names(placed_at(path), report)
+    if placed_at(path) != path or placed_at(report) != report:  # temporaries go beside the files links name
+        refuse_long_names(placed_at(path), placed_at(report))
     if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     folder = kind == "parquet-folder"
@@ -81,30 +81,50 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
 
 
 def placed_at(path: Path) -> Path:
-    """Where a release given ``path`` is placed: the file (or folder) a symbolic link there names,
-    the link kept, as ``cp`` and a shell's ``>`` write through a link; else ``path``. Placing renamed
-    the release over the link itself: the link was gone, and the file it named kept the old
-    release (ninety-ninth round). Its temporary files and journal lie beside that file, in its
-    folder (a rename never crosses file systems). A link to nothing is refused before the search
-    (``refuse_unplaceable``), but resolved here all the same: a run killed while placing set the
-    named file aside, and the next one settles that move where it was made."""
+    """Where a release (or a report, a companion) given ``path`` is placed: the file (or folder) a
+    symbolic link there names, the link kept, as ``cp`` and a shell's ``>`` write through a link; else
+    ``path``. Placing renamed the release over the link itself: the link was gone, and the file it
+    named kept the old release (ninety-ninth round). Its temporary files and journal lie beside that
+    file, in its folder (a rename never crosses file systems). A link to nothing is refused before
+    the search (``refuse_unplaceable``), but resolved here all the same: a run killed while placing
+    set the named file aside, and the next one settles that move where it was made."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def refuse_orphaned_report(path: Path, report: Path) -> None:
-    """A link's target written through (``placed_at``) whose own report lies beside it: the new
-    report goes beside the link, and the target's, left in place, would vouch for a file no longer
-    there. Refused, naming both ways to keep one report per file."""
+    """A link's target written through (``placed_at``) with a sqlclose report at a name that stands
+    for it which this release's report is not: beside the target (its own), or beside the link (a
+    release made through the link before). Left in place, it would vouch for a file no longer
+    there: ``check --against`` it fails (exit 4). Refused, naming the report path that keeps one
+    report per file (the ninety-ninth round refused the target's; the link's was left stale by
+    ``--report`` naming the target's: the hundredth)."""
     placed = placed_at(path)
-    own = default_report_path(placed)
-    if placed == path or not placed.exists() or same(own, report) or not _holds_report(
-            own, "the report beside the file the output's link names", "a release written through the link "
-            "would leave it describing a file no longer there", "name that file itself"):
+    if placed == path or not placed.exists():
         return
-    raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, a release whose report {own} "
-                            "lies beside it: this release's report goes beside the link, and that one would be left "
-                            f"describing a file no longer there: name {placed} itself as the output (its report is "
-                            f"replaced with it), or give this release that report path (--report {own})")
+    own, beside_link = default_report_path(placed), default_report_path(path)
+    why = "a release written through the link would leave it describing a file no longer there"
+    stale = [found for found, named, elsewhere in (
+        (own, "the report beside the file the output's link names", "name that file itself"),
+        (beside_link, "the report beside the output's link", f"give this release that report path ({beside_link})"))
+        if not same(found, report) and _holds_report(found, named, why, elsewhere)]
+    if len(stale) == 2:
+        raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, and both {beside_link} "
+                                f"(beside the link) and {own} (beside that file) are sqlclose reports: a release "
+                                "replaces one report, and the other would be left describing a file no longer "
+                                "there: remove the one no longer used, and give this release the other "
+                                "(--report)")
+    if own in stale:
+        raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, a release whose report "
+                                f"{own} lies beside it: this release's report goes to {report}, and that one would "
+                                f"be left describing a file no longer there: name {placed} itself as the output "
+                                f"(its report is replaced with it), or give this release that report path "
+                                f"(--report {own})")
+    if stale:
+        raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, and the report of a "
+                                f"release written through that link, {beside_link}, lies beside it: this "
+                                f"release's report goes to {report}, and that one would be left describing a file "
+                                f"no longer there: give this release that report path (--report {beside_link}), "
+                                "or remove it if it no longer stands for the link")
 
 
 def refuse_foreign_report(report: Path) -> None:

@@ -52,8 +52,10 @@ class Transaction:
         one placed since (a database's file is its writer's to compare, before it builds on it)."""
         # Absolute: the journal names them for a run recovering from another working folder (relative,
         # that run found nothing at them and removed the set-aside previous release: review of the
-        # ninety-second round).
-        path, report = path.absolute(), report.absolute()
+        # ninety-second round). A report path that is a symbolic link is written through, as the
+        # data's is (``files.placed_at``): renamed over, the link was replaced by a file, and the file
+        # it named kept the previous report (the hundredth round).
+        path, report = path.absolute(), files.placed_at(report).absolute()
         companions = tuple(target.absolute() for target in companions)
         self.path, self.report_path, self.overwrite = path, report, overwrite
         self._replaces_data, self._replacing = replaces_data, replacing
@@ -356,6 +358,8 @@ def recover_output(path: Path, report: Path, companions: tuple[Path, ...] = (),
                    data_runs_only: bool = False) -> None:
     """``recovery.recover`` under the placing lock. Run at the start of every run that names the output,
     before its search: one stopping early (bad input, no solution) must still leave the previous
-    pair in place, not the half move of a run killed while placing it; and again before a write."""
+    pair in place, not the half move of a run killed while placing it; and again before a write. The
+    report where a ``Transaction`` places it (through a link: ``files.placed_at``)."""
+    report = files.placed_at(report)
     with placing_lock(path, report, *companions):
         recovery.recover(path, report, companions, data_runs_only)

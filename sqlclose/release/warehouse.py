@@ -68,6 +68,23 @@ def refuse_report_at_verification(path: Path, report: Path) -> None:
                                 f"{default_report_path(path)}")
 
 
+def refuse_verification_inside_folder_releases(path: Path) -> None:
+    """Refuse the verification query beside the release query ``path`` inside a Parquet folder release:
+    there only with the query (refused as the output), or as a link written through into one
+    (``files.placed_at``), where it would break that release's check against its report."""
+    files.refuse_inside_folder_releases(verification_path(path), "verification query")
+
+
+def refuse_verification_at_query(path: Path) -> None:
+    """Refuse a verification query's path that is — through a link, each written through
+    (``files.placed_at``) — the release query's own file: one would be written over the other."""
+    verify = verification_path(path)
+    if files.same(verify, path):
+        raise OutputExistsError(f"the verification query's path {verify} is a symbolic link to "
+                                f"{files.placed_at(verify)}, the file the release query {path} is written to: one "
+                                "would replace the other: remove that link, or point it at a file of its own")
+
+
 @dataclass(repr=False)  # Release's own repr
 class WarehouseRelease(Release):
     """``Release`` over a warehouse's histogram: everything measured is the same; the data is a query."""
@@ -196,25 +213,29 @@ class WarehouseRelease(Release):
         path = Path(path).expanduser()  # "~": the home folder, as in a spec
         report_path = Path(report).expanduser() if report else default_report_path(path)
         verify = verification_path(path)
-        # The verification file lies beside the query: inside a folder release only if the query is.
         files.refuse_pair_inside_folder_releases(path, report_path)
+        refuse_verification_inside_folder_releases(path)
         refuse_report_at_verification(path, report_path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
+        refuse_verification_at_query(path)
         # Built once for the pair: the verification query's model checks and the report's account of
         # them (each call builds every sensitive column's measures and hierarchy tree again).
         checks, models = self._model_checks()
         try:
             # The verification file is placed with the pair, and rolled back with it: a report
             # never names a verification file that is not its own.
+            # Each written through a link, as ``cp`` writes (``files.placed_at``): the companion's link
+            # was replaced by a file while the query's was kept (ninety-ninth round).
+            placed = files.placed_at(verify)
             with placing.folders_undone_on_failure(path, report_path), \
                     placing.Transaction(files.placed_at(path), report_path, overwrite,
-                                        companions=(verify,)) as txn:
+                                        companions=(placed,)) as txn:
                 txn.data.write_text(_salted(self.release_sql()), encoding="utf-8")
                 files.fsync(txn.data)
-                with writing_file(verify):
-                    txn.companion(verify).write_text(self._verification_sql(checks) + "\n", encoding="utf-8")
-                    files.fsync(txn.companion(verify))
+                with writing_file(placed):
+                    txn.companion(placed).write_text(self._verification_sql(checks) + "\n", encoding="utf-8")
+                    files.fsync(txn.companion(placed))
                 digest = files.sha256(txn.data)
                 doc = self._warehouse_report(path, digest, models)
                 with writing_file(report_path):  # a full disk names no file: say which one
