@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
+import shutil
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
@@ -85,6 +86,12 @@ _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
 # A caller's partitioned write's private database gets what the caller's database leaves of its
 # limit, never less than this share of it (``_room_apart``).
 APART_FLOOR = 0.25
+# A caller's connection keeps its own settings (``DuckDBEngine.__init__`` refuses ours for it): its
+# advice names the connection's SET, and says why the spec's are not it.
+_CALLERS_SETTINGS = ("sqlclose's [engine] memory_limit, threads and temp_directory apply to a database of its own, "
+                     "not to a connection given")
+_LATTICE = ("a search deciding every node ([search] explore = \"lattice\") keeps far more than one exploring for the "
+            "optimum alone (the default, --explore optimum)")
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
     .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
@@ -213,6 +220,11 @@ def without_echoed_input(text: str) -> str:
     lines = [line for line in rest[:end.start()].splitlines() if line.strip()]
     reason = lines[-1].strip() if len(lines) > 1 else ""  # one line alone is the echoed record
     return head + reason + rest[end.start():]
+
+
+def _out_of_memory_said(message: str) -> str:
+    """DuckDB's out-of-memory error without its advice (SQL settings): its first line, unprefixed."""
+    return message.splitlines()[0].removeprefix("Out of Memory Error: ")
 
 
 def _spilling(message: str) -> bool:
@@ -457,8 +469,20 @@ class DuckDBEngine(Engine):
                                sql)
         if not isinstance(e, duckdb.OutOfMemoryException):
             return EngineError(f"{type(e).__name__}: {_partition_values_hidden(without_echoed_input(str(e)))}", sql)
-        # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
-        said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
+        return self._out_of_memory(str(e), sql)
+
+    def _out_of_memory(self, message: str, sql: str) -> EngineOutOfMemory:
+        """DuckDB's own advice names SQL settings a user of the CLI cannot reach: say what to change
+        in the spec. On a caller's connection the spec's settings do not apply: its own ``SET
+        memory_limit`` is the limit (a caller's ``SET memory_limit = '32MB'`` was told "within its
+        default limit (80 % of RAM): raise [engine] memory_limit", hundredth round)."""
+        said = _out_of_memory_said(message)
+        if self.caller is not None:
+            fewer = "" if self._threads() == 1 else ", or SET threads = 1 on it (a query then needs less memory)"
+            return EngineOutOfMemory(
+                f"DuckDB ran out of memory ({said}) within {self._callers_limit()}: raise it on that connection "
+                f"(SET memory_limit){fewer}, and SET temp_directory on it to a folder on a disk with room to spill "
+                f"({_CALLERS_SETTINGS}); nothing was placed at the output path", sql)
         given = (f"its {megabytes(self._engine_limit)} of the job's memory_limit "
                  f"({megabytes(self.memory_budget)})" if self.memory_budget else "its default limit (80 % of RAM)")
         fewer = "" if self._threads() == 1 else \
@@ -467,6 +491,12 @@ class DuckDBEngine(Engine):
             f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit){fewer}, "
             f"and give [engine] temp_directory (--temp-directory) on a disk with room to spill; nothing was placed "
             f"at the output path", sql)
+
+    def _callers_limit(self) -> str:
+        """The caller's connection's memory limit as its advice names it, with its value as DuckDB shows it."""
+        limit = self._setting("memory_limit")
+        shown = f" ({limit}, as current_setting('memory_limit') reads it)" if limit else ""
+        return f"the memory_limit of the DuckDB connection given{shown}"
 
     def _unreadable_source(self, e: Exception, sql: str) -> SourceDataError | None:
         """A Parquet source file whose data DuckDB could not read, first met by whatever pass read
@@ -542,6 +572,12 @@ class DuckDBEngine(Engine):
         folder, which a scheduled job's working folder may not allow): say where and what to change."""
         place = self._temp_place()
         reason = message.splitlines()[0].rpartition('": ')[2] or message.splitlines()[0]
+        if self.caller is not None:
+            return EngineCannotSpill(
+                f"DuckDB could not spill past its memory limit to {place}: {reason}; SET temp_directory on the "
+                f"DuckDB connection given to a folder it can write (by default it is .tmp in the working folder), or "
+                f"raise {self._callers_limit()} (SET memory_limit) so that less spills ({_CALLERS_SETTINGS}); "
+                f"nothing was placed at the output path", sql)
         return EngineCannotSpill(
             f"DuckDB could not spill past its memory limit to {place}: {reason}; give [engine] temp_directory "
             f"(--temp-directory) a folder it can write (by default it is .tmp in the working folder), or raise "
@@ -550,12 +586,16 @@ class DuckDBEngine(Engine):
     def _out_of_disk(self, sql: str) -> EngineOutOfDisk:
         """The disk filled while DuckDB spilled: say where it spills and what to change."""
         place = self._temp_place()
+        if self.caller is not None:
+            return EngineOutOfDisk(
+                f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: SET "
+                f"temp_directory on the DuckDB connection given to a folder on a disk with more room, or raise "
+                f"{self._callers_limit()} (SET memory_limit) so that less spills ({_CALLERS_SETTINGS}); {_LATTICE}; "
+                f"nothing was placed at the output path", sql)
         return EngineOutOfDisk(
             f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: give [engine] "
             f"temp_directory (--temp-directory) on a disk with more room, or raise [engine] memory_limit "
-            f"(--memory-limit) so that less spills; a search deciding every node ([search] explore = \"lattice\") "
-            f"keeps far more than one exploring for the optimum alone (the default, --explore optimum); nothing "
-            f"was placed at the output path", sql)
+            f"(--memory-limit) so that less spills; {_LATTICE}; nothing was placed at the output path", sql)
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         with _interruptible():
@@ -961,8 +1001,18 @@ class DuckDBEngine(Engine):
         its order, to one Parquet file beside the folder (a plain COPY keeps the query's order, on
         every thread); a private in-memory database on one thread reads that file in its order and
         writes the partitions, dating a TIMESTAMPTZ folder as our session does. The same rows in the
-        same order through the same writer: the files' bytes are those ``_one_thread``'s COPY writes."""
+        same order through the same writer: the files' bytes are those ``_one_thread``'s COPY writes.
+
+        It spills into a folder of its own beside the sorted file, removed after. It spilled into the
+        caller's ``temp_directory`` as written: DuckDB's default ``.tmp`` is relative, resolved against
+        the working folder when a database first spills, so after a ``chdir`` the two spilled apart,
+        the private one where the caller never chose; a caller's ``SET temp_directory = ''`` (no
+        spilling) was read as the default ``.tmp``. DuckDB 2 names each database's spill files by
+        process and database (``duckdb_temp_PID_N_…``) and removes only its own on close, so the two
+        did not clash in one folder; earlier versions' shared names did, the first to close removing
+        the other's files (duckdb#15173). A folder of its own depends on neither (hundredth round)."""
         ordered = path.with_name(path.name + "-sort")  # .NAME.sqlclose-PID-TOKEN.tmp-sort: a dead run's goes
+        spill = path.with_name(path.name + "-spill")  # likewise (recovery removes a dead run's folder whole)
         first = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
                          params=_parquet_options(()))
         self.execute(first, [*params, str(ordered)])
@@ -970,8 +1020,8 @@ class DuckDBEngine(Engine):
             exp.Placeholder(this="1")]))
         sql = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
                        params=_parquet_options(partition_by, 3)).sql("duckdb")
-        settings = {"threads": 1, **({"memory_limit": room} if (room := self._room_apart()) else {}),
-                    **({"temp_directory": spill} if (spill := self._temp_directory()) else {})}
+        room = self._room_apart()
+        settings = {"threads": 1, "temp_directory": str(spill.absolute()), **({"memory_limit": room} if room else {})}
         try:
             apart = duckdb.connect(config=settings)
             try:
@@ -982,9 +1032,48 @@ class DuckDBEngine(Engine):
             finally:
                 apart.close()
         except duckdb.Error as e:
-            raise self.wrapped_error(e, sql) from None
+            error = self._apart_error(e, sql, room, spill)
+            error.cause = e
+            raise error from None
         finally:
             ordered.unlink(missing_ok=True)
+            shutil.rmtree(spill, ignore_errors=True)  # DuckDB removes it on close, unless it could not
+
+    def _apart_error(self, e: duckdb.Error, sql: str, room: str | None, spill: Path) -> EngineError:
+        """An error of a caller's partitioned write's private database. Running out of memory or of
+        disk names what bounds that database: its share of the caller's limit (``_room_apart``) and
+        its spill folder beside the output, neither the spec's settings nor the caller's
+        ``temp_directory`` (it was told "within its default limit (80 % of RAM): raise [engine]
+        memory_limit", hundredth round)."""
+        text = str(e)
+        spilled = isinstance(e, duckdb.IOException) and (_spilling(text) or str(spill.absolute()) in text)
+        full = (spilled and "No space left on device" in text) or \
+            (isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in text)
+        if not (spilled or full or isinstance(e, duckdb.OutOfMemoryException)):
+            return self.engine_error(e, sql)
+        within = f"its share of {self._callers_limit()}, what the connection's database left of it (a quarter " \
+                 f"of it at least)"
+        with suppress(TypeError, ValueError):  # unread: DuckDB's default limit, told as the caller's
+            within = f"its {megabytes(parse_bytes(room))} of {self._callers_limit()}, what the connection's " \
+                     f"database left of it (a quarter of it at least)"
+        where = f"its folder beside the output ({spill.absolute()})"
+        if full:
+            return EngineOutOfDisk(
+                f"DuckDB filled the disk of {where} with the data the partitioned write's database of sqlclose's "
+                f"own spilled past its memory limit, {within}: free room on the output's disk or write the output on "
+                f"another, or raise that memory_limit on the connection (SET memory_limit) so that less spills; "
+                f"nothing was placed at the output path", sql)
+        if spilled:
+            reason = text.splitlines()[0].rpartition('": ')[2] or text.splitlines()[0]
+            return EngineCannotSpill(
+                f"DuckDB could not spill past the memory limit of the partitioned write's database of sqlclose's "
+                f"own to {where}: {reason}; write the output where sqlclose can write, or raise the memory_limit of "
+                f"the DuckDB connection given (SET memory_limit) so that less spills; nothing was placed at the "
+                f"output path", sql)
+        return EngineOutOfMemory(
+            f"DuckDB ran out of memory ({_out_of_memory_said(text)}) writing the partitioned folder in a database "
+            f"of sqlclose's own on one thread, within {within}: raise it on that connection (SET memory_limit), or "
+            f"hold less in its database (a table it keeps in memory); nothing was placed at the output path", sql)
 
     def _room_apart(self) -> str | None:
         """The memory limit of a caller's partitioned write's private database: what the caller's
@@ -997,7 +1086,9 @@ class DuckDBEngine(Engine):
         try:
             limit_bytes = parse_bytes(limit)
             with _interruptible():
-                used = int(self.con.execute(_MEMORY_USED).fetchone()[0] or 0)
+                # fetched to its end: a result left open makes DuckDB refuse the next relation
+                # (``dating``'s read of the session), which a read of a setting had hidden
+                used = int(self.con.execute(_MEMORY_USED).fetchall()[0][0] or 0)
         except (TypeError, ValueError, duckdb.Error):  # unread: the caller's limit as it is, or DuckDB's default
             return limit
         return f"{max(limit_bytes - used, int(limit_bytes * APART_FLOOR))}B"
