@@ -9,6 +9,7 @@ reader of stdout that leaves early (``| head``) ends a command that placed nothi
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gc
 import json
@@ -217,10 +218,13 @@ def collector_back() -> None:
     """The collector on again, when ``hold_collector`` turned it off, with what the process holds
     by then moved out of its sight (``gc.freeze``): the modules' objects are never garbage, and a
     pass over the job's own objects no longer reads them. The cycles the loading left (~0.3 MB)
-    stay as long as the process does."""
+    stay as long as the process does. Python's own way out (``cli.run`` takes it when a thread is
+    still running, or on an exception) gets them back for its teardown, which finalizes them as it
+    did before."""
     if _collector_held:
         _collector_held.clear()
         gc.freeze()
+        atexit.register(gc.unfreeze)
         gc.enable()
 
 
