@@ -204,11 +204,12 @@ def _hold(signum: int, frame: object) -> None:
 
 def hold_collector() -> None:
     """From the program's start (``cli.run``) until its command's guard (``collector_back``),
-    Python's cyclic garbage collector is off: the command's modules load then (~130 k objects that
-    live as long as the process, and a few hundred KB of garbage cycles). Its passes read them
-    again and again: in a 1 M-row job they took 0.16 s of CPU (two full passes over every object),
-    0.07 s with the modules frozen, on the thread the job's Python runs on (hundredth round). Not
-    at ``import sqlclose.cli``: a program importing it keeps its collector as it set it."""
+    Python's cyclic garbage collector is off: the command's modules load then (~100 k objects by
+    the guard, that live as long as the process, and a few hundred KB of garbage cycles). Its
+    passes read them again and again: in a 1 M-row job they took 0.15-0.18 s of CPU (two of them
+    full passes over every object), 0.07 s with them frozen, on the thread the job's Python runs
+    on (hundredth round). Not at ``import sqlclose.cli``: a program importing it keeps its
+    collector as it set it."""
     if gc.isenabled():
         gc.disable()
         _collector_held.append(True)
