@@ -22,6 +22,7 @@ from sqlclose._version import __version__
 from sqlclose.cli.common import (
     CONTEXT,
     help_not_written,
+    hold_collector,
     hold_stops,
     install_signal_handlers_for_help,
     json_failure,
@@ -177,6 +178,7 @@ def run() -> NoReturn:
     the streams flushed; only then does the process end. Anything unusual (an exception, a thread
     still running, Spark's gateway, a stream that cannot be flushed) takes Python's usual way out."""
     hold_stops()  # until the command's guard: the command's modules are imported first (~0.5 s)
+    hold_collector()  # the same: their objects are not garbage
     try:
         main()
     except SystemExit as stop:
