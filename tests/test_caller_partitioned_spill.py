@@ -47,11 +47,11 @@ class _Probe:
 
 def test_a_callers_partitioned_write_spills_into_a_folder_of_its_own(tmp_path, monkeypatch):
     callers = tmp_path / "callers-spill"
-    db = duckdb.connect(config={"memory_limit": "100MB", "temp_directory": str(callers)})
+    db = duckdb.connect(config={"memory_limit": "40MB", "temp_directory": str(callers)})
     # the caller's own data, past its limit: its database's spill files in its folder meanwhile
-    db.execute("CREATE TABLE pad AS SELECT i, md5(i::VARCHAR) AS s FROM range(3000000) r(i)")
+    db.execute("CREATE TABLE pad AS SELECT i, md5(i::VARCHAR) AS s FROM range(600000) r(i)")
     db.execute(f"CREATE TABLE t AS SELECT (i % {PARTS})::VARCHAR AS g, (i % 3)::VARCHAR AS s, md5(i::VARCHAR) AS h, "
-               f"i AS n FROM range(1000000) r(i)")
+               f"i AS n FROM range(250000) r(i)")
     before = sorted(os.listdir(callers))
     assert any(name.endswith(".tmp") for name in before)  # the setting the test needs: the caller spilled
     # DuckDB names a database's spill files duckdb_temp_PID_N_…, its claim on them duckdb_temp_PID_N_owner
@@ -79,7 +79,7 @@ def test_a_callers_partitioned_write_spills_into_a_folder_of_its_own(tmp_path, m
     assert os.path.dirname(seen["folder"]) == str(tmp_path)  # beside the output
     assert not os.path.exists(seen["folder"])  # removed after
     assert sorted(os.listdir(tmp_path)) == ["callers-spill", "out", "out.report.json"]
-    assert db.execute("SELECT count(*), count(DISTINCT s) FROM pad").fetchall() == [(3000000, 3000000)]
+    assert db.execute("SELECT count(*), count(DISTINCT s) FROM pad").fetchall() == [(600000, 600000)]
     written = pq.read_table(out).group_by("g").aggregate([("n", "count"), ("n", "sum")])
     expected = db.execute("SELECT g, count(*), sum(n) FROM t GROUP BY g").fetchall()
     # pyarrow reads the folders' values as numbers
