@@ -220,6 +220,8 @@ def _next_state(state: str, char: str, delimiter: str) -> str:
         return ("closed" if state == "quoted" else "quoted") if char == '"' else state
     if state == "quoted":
         return "closed" if char == '"' else state
+    if char == " ":  # spaces around a field are no part of it: DuckDB reads a, "b" as quoted (``_scan_quotes``)
+        return state
     if char == '"':
         return "quoted" if state in ("start", "closed") else state
     return "start" if char == delimiter or char in "\r\n" else "plain"

@@ -1037,8 +1037,9 @@ def _alike(endings: Iterable[str | None]) -> str | None:
 
 def _header_fields(line: str, delimiter: str) -> list[str]:
     """The fields of the header record ``line``, a quoted field's line break kept in its name (a
-    one-item list of text refused it: "new-line character seen in unquoted field")."""
-    return next(csv.reader(io.StringIO(line, newline=""), delimiter=delimiter), [])
+    one-item list of text refused it: "new-line character seen in unquoted field"). A quote after
+    spaces opens a quoted field, as DuckDB's reader takes it (``a, "b"`` names b, not '"b"')."""
+    return next(csv.reader(io.StringIO(line, newline=""), delimiter=delimiter, skipinitialspace=True), [])
 
 
 _COMPRESSED = {b"\x1f\x8b\x08": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}  # each format's first bytes (magic)
