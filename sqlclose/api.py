@@ -639,14 +639,12 @@ def _beyond_the_table(spec: Spec, problem: Problem) -> list[str]:
             needs.append(("entropy_l", s.entropy_l))
         for key, value in needs:
             told.append(f"{key} = {value:g} on {name_shown(sa.name)} can hold in no class, since the whole table holds "
-                        "fewer "
-                        f"than {value:g} distinct values of {name_shown(sa.name)}: lower it, or add rows that hold "
-                        "more values")
+                        f"fewer than {value:g} distinct values of {name_shown(sa.name)}: lower it, or add rows that "
+                        "hold more values")
         r = s.recursive
         if r is not None and r.l <= distinct and r.c * (distinct - r.l + 1) <= 1:
             # r1 < c (r_l + … + r_m) with r_l + … + r_m ≤ (m − l + 1) r1 and m ≤ the table's distinct values
             told.append(f"recursive (c = {r.c:g}, l = {r.l}) on {name_shown(sa.name)} can hold in no class, since a "
-                        "class holds "
-                        f"no more distinct values of {name_shown(sa.name)} than the whole table, too few for c = "
-                        f"{r.c:g} (a class of m values needs c above 1 / (m − l + 1)): raise c, or lower l")
+                        f"class holds no more distinct values of {name_shown(sa.name)} than the whole table, too few "
+                        f"for c = {r.c:g} (a class of m values needs c above 1 / (m − l + 1)): raise c, or lower l")
     return told

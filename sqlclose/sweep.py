@@ -766,9 +766,8 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
         bound = DISTANCE_BOUNDS.get(s.distance, math.inf)
         if t > bound:  # the spec refuses such a t; model_copy below would not (it skips validation)
             raise InputError(f"t = {t:g} is above {bound:g}, the largest {s.distance} distance of "
-                             f"{name_shown(sas[0].name)}: "
-                             f"an Incognito t sweep replaces that column's t (its EMD bound, 0–{bound:g}); the paper's "
-                             "L1 t-closeness value (0–2) is GAA's t")
+                             f"{name_shown(sas[0].name)}: an Incognito t sweep replaces that column's t (its EMD "
+                             f"bound, 0–{bound:g}); the paper's L1 t-closeness value (0–2) is GAA's t")
         update["t"] = t
     if l is not None:
         model = _swept_l_model(s)

@@ -21,6 +21,7 @@ import click
 import pytest
 from forked_cli import run_cli
 from table3_project import table3_released
+from warehouse_steps import TWO_COLUMN_SPEC
 
 READ = "sqlclose names the files it reads (in messages, in the report) as UTF-8 text"
 WRITTEN = "sqlclose names the files it writes (in messages, in the report) as UTF-8 text"
@@ -82,18 +83,6 @@ CASES = {
                                    "{bad}"], "spill\xff", ("cannot spill to the temporary folder", ENGINE,
                                                            "give a folder named in UTF-8")),
 }
-WAREHOUSE_SPEC = """
-[source]
-format = "warehouse"
-table = "people"
-columns = ["g", "s"]
-[privacy]
-k = 2
-[quasi_identifiers.g]
-tree = { all = ["a", "b"] }
-[sensitive.s]
-distinct_l = 2
-"""
 
 
 def _latin1(name: str) -> str:
@@ -110,7 +99,7 @@ def released(tmp_path_factory) -> tuple[Path, Path, Path]:
         shutil.copyfile(folder / copied, folder / _latin1(name))
     shutil.copyfile(release, folder / _latin1("x\xff.parquet"))
     shutil.copyfile(report, folder / _latin1("x\xff.report.json"))
-    (folder / "w.toml").write_text(WAREHOUSE_SPEC)  # the warehouse path's (--histogram)
+    (folder / "w.toml").write_text(TWO_COLUMN_SPEC)  # the warehouse path's (--histogram)
     return folder, release, report
 
 

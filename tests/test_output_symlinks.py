@@ -23,6 +23,7 @@ import duckdb
 import pytest
 from table3_project import invoke, table3_project
 from test_killed_placing_rollback import _sqlclose as killed_or_whole_run
+from warehouse_steps import TWO_COLUMN_SPEC
 
 OLD = b"old release, kept elsewhere\n"
 
@@ -127,18 +128,6 @@ def test_a_run_killed_placing_through_a_link_is_rolled_back_where_it_placed(tmp_
     assert os.readlink(d / "out.parquet") == str(real) and _hidden(d) == [] and _hidden(real.parent) == []
 
 
-WAREHOUSE_SPEC = """
-[source]
-format = "warehouse"
-table = "people"
-columns = ["g", "s"]
-[privacy]
-k = 2
-[quasi_identifiers.g]
-tree = { all = ["a", "b"] }
-[sensitive.s]
-distinct_l = 2
-"""
 
 
 def test_a_release_query_path_that_is_a_link_is_written_through_it(tmp_path):
@@ -147,7 +136,7 @@ def test_a_release_query_path_that_is_a_link_is_written_through_it(tmp_path):
     import sqlclose
 
     spec = tmp_path / "w.toml"
-    spec.write_text(WAREHOUSE_SPEC)
+    spec.write_text(TWO_COLUMN_SPEC)
     con = duckdb.connect()
     con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'y'), ('b', 'x'), ('b', 'y')) t(g, s)")
     con.execute(f"COPY ({sqlclose.histogram_sql(spec, 'duckdb')}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")

@@ -10,13 +10,8 @@ the zone the conf gave, found on the session after the release.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from test_spark_setting_reads import _SCRIPT, QUICK_JIT, REPO
+from test_spark_setting_reads import _SCRIPT, spied_release
 
 pytestmark = pytest.mark.spark
 
@@ -32,12 +27,7 @@ def test_an_own_sessions_zone_set_in_its_conf_is_not_read_per_statement(tmp_path
     assert _CONF in _SCRIPT and _AFTER in _SCRIPT  # the spy script, changed only here
     script = _SCRIPT.replace(_CONF, _ZONED).replace(_AFTER, _KEPT) \
         .replace('"statements": len(statements)}', '"statements": len(statements), "zone": zone}')
-    spec = REPO / "datasets" / "table3" / "table3.toml"
-    result = subprocess.run([sys.executable, "-c", script, QUICK_JIT, str(spec), str(tmp_path / "r")],
-                            capture_output=True, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    counts = json.loads(result.stdout.splitlines()[-1])
+    counts = spied_release(script, tmp_path)
     assert counts["statements"] > 10  # the spy saw the release's statements
     assert counts["reads"].get("spark.sql.session.timeZone", 0) == 0, counts
     assert counts["zone"] == ZONE  # put back after each statement, as the conf gave it

@@ -52,16 +52,22 @@ print(json.dumps({"reads": reads, "statements": len(statements)}))
 """
 
 
+def spied_release(script: str, tmp_path: Path) -> dict:
+    """What ``script`` (``_SCRIPT`` or a variant) prints, run in a process of its own over a Table 3
+    release written to ``tmp_path / "r"``."""
+    spec = REPO / "datasets" / "table3" / "table3.toml"
+    result = subprocess.run([sys.executable, "-c", script, QUICK_JIT, str(spec), str(tmp_path / "r")],
+                            capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
 def test_an_own_sessions_zone_is_not_read_per_statement(tmp_path):
     """Every statement read the session's zone (a py4j call) to know whether to set UTC around it: 29
     reads for a Table 3 release on a session sqlclose started in UTC itself. None now; the release is
     still written (and re-checked) as before."""
-    spec = REPO / "datasets" / "table3" / "table3.toml"
-    result = subprocess.run([sys.executable, "-c", _SCRIPT, QUICK_JIT, str(spec), str(tmp_path / "r")],
-                            capture_output=True, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    counts = json.loads(result.stdout.splitlines()[-1])
+    counts = spied_release(_SCRIPT, tmp_path)
     assert counts["statements"] > 10  # the spy saw the release's statements
     assert counts["reads"].get("spark.sql.session.timeZone", 0) == 0, counts
     assert counts["reads"].get("spark.sql.execution.arrow.useLargeVarTypes", 0) == 0, counts

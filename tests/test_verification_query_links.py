@@ -16,28 +16,17 @@ from pathlib import Path
 import duckdb
 import pytest
 from table3_project import invoke
+from warehouse_steps import TWO_COLUMN_SPEC
 
 import sqlclose
 
 OLD = b"-- the previous verification query, kept elsewhere\n"
-SPEC = """
-[source]
-format = "warehouse"
-table = "people"
-columns = ["g", "s"]
-[privacy]
-k = 2
-[quasi_identifiers.g]
-tree = { all = ["a", "b"] }
-[sensitive.s]
-distinct_l = 2
-"""
 
 
 @pytest.fixture
 def warehouse(tmp_path: Path) -> tuple[Path, duckdb.DuckDBPyConnection]:
     """The spec, its histogram exported to ``h.parquet``, and the warehouse's table."""
-    (tmp_path / "w.toml").write_text(SPEC)
+    (tmp_path / "w.toml").write_text(TWO_COLUMN_SPEC)
     con = duckdb.connect()
     con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'y'), ('b', 'x'), ('b', 'y')) t(g, s)")
     con.execute(f"COPY ({sqlclose.histogram_sql(tmp_path / 'w.toml', 'duckdb')}) TO '{tmp_path / 'h.parquet'}' "

@@ -11,6 +11,20 @@ from click.testing import CliRunner
 
 from sqlclose.cli import main
 
+# A warehouse spec of two columns (a table people(g, s)) for the tests of the path's files
+TWO_COLUMN_SPEC = """
+[source]
+format = "warehouse"
+table = "people"
+columns = ["g", "s"]
+[privacy]
+k = 2
+[quasi_identifiers.g]
+tree = { all = ["a", "b"] }
+[sensitive.s]
+distinct_l = 2
+"""
+
 
 def invoke(*args: object):
     return CliRunner().invoke(main, [str(a) for a in args])

@@ -96,9 +96,8 @@ def _utility_lines(u: dict | None) -> list[str]:
         return []
     unknown = [name for name, entry in u.get("quasi_identifiers", {}).items()
                if entry.get("generalized_percent") is None]
-    lines = [f"utility: values generalized {_percent(u.get('generalized_percent'), leaves_unknown(unknown))}, "
-             "at the root "
-             f"{_percent(u.get('root_percent'), ROOT_UNKNOWN)}"]
+    lines = [f"utility: values generalized {_percent(u.get('generalized_percent'), leaves_unknown(unknown))}, at the "
+             f"root {_percent(u.get('root_percent'), ROOT_UNKNOWN)}"]
     for name, s in u.get("sensitive", {}).items():
         lines.append(f"  {name}: l-diversity value (least exp(entropy)) {s['l_diversity']:.3f}; L1 closeness "
                      f"(largest Σ|p - q|, not halved) {s['l1_closeness']:.4f}")

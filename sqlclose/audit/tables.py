@@ -172,9 +172,8 @@ def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: Sensitiv
         missing = pc.unique(pc.filter(values, pc.is_null(found))).to_pylist()
         if sa.hierarchy is not None and None in missing:  # NULL is no text a leaf could be
             raise DataError(f"column {name_shown(sa.name)} holds NULL, which its hierarchy {sa.hierarchy.origin} has "
-                            "no leaf "
-                            f"for: add a line for it, {sa.null_value or 'NULL'};…;* (the stand-in a release made with "
-                            "nulls = \"value\" reads NULL as), or give the release's spec (--spec)")
+                            f"no leaf for: add a line for it, {sa.null_value or 'NULL'};…;* (the stand-in a release "
+                            "made with nulls = \"value\" reads NULL as), or give the release's spec (--spec)")
         if sa.hierarchy is not None:
             raise DataError(values_not_leaves(sa.name, sa.hierarchy, missing, None, "add a leaf for each to it, or "
                                               "give the hierarchy the release was made with"))

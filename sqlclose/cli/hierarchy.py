@@ -166,9 +166,8 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
         api.hierarchy_of(_file_spec(target, column, delimiter, sensitive), column, source)
     except NullsError as e:  # the run's advice names a spec's nulls, and there is no spec here
         raise DataError(f"column {name_shown(column)} has {counted(e.count, 'NULL value')} in {data}, which a "
-                        "hierarchy file "
-                        f"alone does not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or \"value\" says "
-                        "what a run does with them), or clean the data") from None
+                        f"hierarchy file alone does not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or "
+                        "\"value\" says what a run does with them), or clean the data") from None
     except NoRowsError:
         raise DataError(f"{data} has no rows: there is no value of {name_shown(column)} to check against the "
                         "hierarchy") from None

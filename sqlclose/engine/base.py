@@ -131,10 +131,9 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
         return "BIGINT"
     if unusual:
         raise InputError(f"column {name_shown(column)} holds {counted(unusual, 'value')} read as numbers although not "
-                         "written "
-                         "as plain ones (a digit separator such as 1_000); an ordered column of a CSV is read from "
-                         "plain numbers unless its type is declared: write them as plain numbers, or declare it, e.g. "
-                         f"[source] types = {{ {column} = \"DOUBLE\" }} (or \"BIGINT\")")
+                         "written as plain ones (a digit separator such as 1_000); an ordered column of a CSV is read "
+                         "from plain numbers unless its type is declared: write them as plain numbers, or declare it, "
+                         f"e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"BIGINT\")")
     if numbers < values:
         return None
     raise InputError(f"column {name_shown(column)} holds {counted(values - whole, 'number')} that "
@@ -204,22 +203,18 @@ _MOMENT_FIXES = {"DATE": "write the days as YYYY-MM-DD (declare it \"TIMESTAMP\"
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
     if kind in _MOMENTS:
         return (f"column {name_shown(column)} is declared {kind} but holds {counted(count, 'value')} not read as "
-                "written "
-                f"({_MOMENT_DROPS[kind]}); a release gives values as the rows hold them: {_MOMENT_FIXES[kind]}, "
-                "or declare it \"VARCHAR\" (read as the text it is)")
+                f"written ({_MOMENT_DROPS[kind]}); a release gives values as the rows hold them: "
+                f"{_MOMENT_FIXES[kind]}, or declare it \"VARCHAR\" (read as the text it is)")
     if kind == "DOUBLE":
         return (f"column {name_shown(column)} is declared DOUBLE but holds {counted(count, 'value')} not read as "
-                "written: a "
-                "spelling an engine reads as a number although not a plain one (a type suffix; the engines read such "
-                "spellings differently), or a number past DOUBLE's range (beyond ±1.8e308, read as infinity, or a "
-                "nonzero one below ±4.9e-324, read as 0); write "
-                "them as plain decimal or scientific numbers, declare it \"DECIMAL(precision, scale)\" or "
-                "\"VARCHAR\", or fix the values")
+                "written: a spelling an engine reads as a number although not a plain one (a type suffix; the engines "
+                "read such spellings differently), or a number past DOUBLE's range (beyond ±1.8e308, read as infinity, "
+                "or a nonzero one below ±4.9e-324, read as 0); write them as plain decimal or scientific numbers, "
+                "declare it \"DECIMAL(precision, scale)\" or \"VARCHAR\", or fix the values")
     return (f"column {name_shown(column)} is declared {kind} but holds {counted(count, 'number')} that type would "
-            "change (a "
-            "fraction, more decimals than its scale, or a spelling such as an exponent or a hexadecimal number); a "
-            f"release gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with "
-            "room for its decimals, or fix the values")
+            "change (a fraction, more decimals than its scale, or a spelling such as an exponent or a hexadecimal "
+            "number); a release gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, "
+            "scale)\" with room for its decimals, or fix the values")
 
 
 def _finite(number: exp.Expression) -> exp.Expression:

@@ -1081,15 +1081,20 @@ class DuckDBEngine(Engine):
         limit (a partitioned write keeps a buffer per open file: 16 partitions of 300,000 rows failed
         under 24 MB). The private database had the caller's whole limit, its buffers
         on top of the caller's: the process could reach twice the limit the caller set (hundredth
-        round)."""
+        round). A limit read as none, or past the units DuckDB takes back (no limit, ``SET memory_limit
+        = '-1'``, reads "16383.9 PiB", which the private database's settings refused: the write failed),
+        leaves the private database DuckDB's default."""
         limit = self._setting("memory_limit")  # as DuckDB writes it: "190.7 MiB"
         try:
             limit_bytes = parse_bytes(limit)
+        except (TypeError, ValueError):  # unread, or no limit: DuckDB's default
+            return None
+        try:
             with _interruptible():
                 # fetched to its end: a result left open makes DuckDB refuse the next relation
                 # (``dating``'s read of the session), which a read of a setting had hidden
                 used = int(self.con.execute(_MEMORY_USED).fetchall()[0][0] or 0)
-        except (TypeError, ValueError, duckdb.Error):  # unread: the caller's limit as it is, or DuckDB's default
+        except (TypeError, ValueError, duckdb.Error):  # the buffers unread: the caller's limit as it is
             return limit
         return f"{max(limit_bytes - used, int(limit_bytes * APART_FLOOR))}B"
 

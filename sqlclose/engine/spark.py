@@ -843,15 +843,15 @@ class SparkEngine(Engine):
         # It also reads UTF-16, whose line breaks the line reader cannot find.
         options = {"header": True, "sep": self.csv_delimiter(read), "encoding": _JAVA_CHARSETS[read.encoding],
                    "multiLine": True, "quote": '"', "escape": '"'}
-        # Unsaid, Spark's reader takes the first line break it meets for the file's ending, and turns
-        # those inside quoted fields into "\n": a CRLF file's quoted "a\r\nb" was released as "a\nb"
-        # (DuckDB's "a\r\nb"); a header's quoted "\r" read the rows as one (a refusal), and its "\n" in
-        # a CRLF file left a row's last value ending in "\r", released so. Told, it reads as DuckDB.
         names = list(read.header) or self.spark.read.csv(where, **options).columns
         bad = next(f"__sqlclose_bad_{i}" for i in range(len(names) + 1) if f"__sqlclose_bad_{i}" not in names)
         schema = T.StructType([T.StructField(n, T.StringType()) for n in [*names, bad]])
         options.update(schema=schema, columnNameOfCorruptRecord=bad, mode="PERMISSIVE",
                        nullValue="\u0000sqlclose-no-null\u0000", emptyValue="")
+        # Unsaid, Spark's reader takes the first line break it meets for the file's ending, and turns
+        # those inside quoted fields into "\n": a CRLF file's quoted "a\r\nb" was released as "a\nb"
+        # (DuckDB's "a\r\nb"); a header's quoted "\r" read the rows as one (a refusal), and its "\n" in
+        # a CRLF file left a row's last value ending in "\r", released so. Told, it reads as DuckDB.
         frames = [self.spark.read.csv(paths, **options, **({"lineSep": ending} if ending else {}))
                   for ending, paths in self._by_ending(read, where)]
         # Spark reads the corrupt-record column only from a parsed, cached table

@@ -76,9 +76,8 @@ def check_levels(levels: Sequence[str]) -> list[str]:
                              "like 5y or 10y")
         if width > MAX_BAND_YEARS * 12:  # its label, 0000-999999, is no four-digit year range
             raise ValueError(f"dates level {name_shown(level)} is wider than {MAX_BAND_YEARS}y: the dates rule labels "
-                             "years 1 "
-                             f"to 9999 in four digits; give a band of at most {MAX_BAND_YEARS} years (the top level, "
-                             "'*', holds every date)")
+                             f"years 1 to 9999 in four digits; give a band of at most {MAX_BAND_YEARS} years (the top "
+                             "level, '*', holds every date)")
         widths.append(width)
     for (a, wa), (b, wb) in zip(zip(levels, widths), zip(levels[1:], widths[1:])):
         if wb == wa:  # 'year' then '1y': one level written twice, not a parent too many

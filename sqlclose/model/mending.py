@@ -36,7 +36,8 @@ ISO_DATES_SESSION = {
 
 
 def warehouse(dialect: str | None) -> str:
-    """The kind of a histogram exported from a warehouse of ``dialect`` (None: not named by the spec)."""
+    """The kind of a histogram exported from a warehouse of ``dialect`` (None: named neither by the
+    run's ``--dialect`` nor by the spec)."""
     return WAREHOUSE if dialect is None else f"{WAREHOUSE}:{dialect}"
 
 
@@ -111,7 +112,7 @@ def source_sql(kind: str, sql: str | exp.Expression) -> str:
 
 def dialect_of(kind: str) -> str:
     """The SQL dialect a source of ``kind`` is changed in (``source_sql``): Spark's for a Spark
-    DataFrame or table, a warehouse's own when the spec names it, DuckDB's for the others."""
+    DataFrame or table, a warehouse's own when the run or the spec names it, DuckDB's for the others."""
     if is_spark(kind):
         return "spark"
     if is_warehouse(kind) and ":" in kind:

@@ -786,9 +786,8 @@ def output_kind(path: Path) -> str:
     kind = _kind_of_suffix(path)
     if kind is None:
         raise ValueError(f"cannot tell the output format of {name_shown(path.name)}: name it .parquet, .csv or "
-                         ".duckdb, "
-                         "give no suffix for a Parquet folder, or set format = \"parquet-folder\" (--format; or "
-                         "\"parquet\", \"csv\", \"duckdb\") to write it under this name")
+                         ".duckdb, give no suffix for a Parquet folder, or set format = \"parquet-folder\" (--format; "
+                         "or \"parquet\", \"csv\", \"duckdb\") to write it under this name")
     return kind
 
 

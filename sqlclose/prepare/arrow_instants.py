@@ -30,11 +30,10 @@ def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
         return
     name, also = found
     raise InputError(f"cannot read the {label}: column {name_shown(name)} ({table.schema.field(name).type}) holds a "
-                     "date, "
-                     f"time or duration past what the engine holds{also} (DuckDB keeps instants from 290309 BC to "
-                     "294247 AD, to the microsecond, and reads the very ends of its range as infinity); such a "
-                     "value is usually a number read in the wrong unit (microseconds read as seconds): correct it, "
-                     "set it to NULL, or convert the column to its numbers or its text first")
+                     f"date, time or duration past what the engine holds{also} (DuckDB keeps instants from 290309 BC "
+                     "to 294247 AD, to the microsecond, and reads the very ends of its range as infinity); such a "
+                     "value is usually a number read in the wrong unit (microseconds read as seconds): correct it, set "
+                     "it to NULL, or convert the column to its numbers or its text first")
 
 
 def holds_out_of_range(column: pa.ChunkedArray) -> bool:

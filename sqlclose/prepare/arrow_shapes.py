@@ -44,9 +44,9 @@ def refuse_arrow_shapes(table: pa.Table, label: str, released: Callable[[str], b
             raise InputError(f"cannot read the {label}: column {name_shown(field.name)} ({field.type}) holds a struct "
                              "of no fields, which no Parquet file can hold; drop the column or give the struct a field")
         if any(_repeats_a_key(leaf) for leaf in _maps(column)):
-            raise InputError(f"cannot read the {label}: column {name_shown(field.name)} ({field.type}) holds a map "
-                             "with one "
-                             "key twice in an entry, which the engine does not read; keep one value per key first")
+            raise InputError(f"cannot read the {label}: column {name_shown(field.name)} ({field.type}) holds a "
+                             "map with one key twice in an entry, which the engine does not read; keep one value per "
+                             "key first")
 
 
 def _refuse_pandas_index(table: pa.Table, label: str, released: Callable[[str], bool]) -> None:

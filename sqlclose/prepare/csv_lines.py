@@ -183,7 +183,8 @@ def header_record(line: str, rest: Iterator[str], delimiter: str = ",") -> tuple
     ``_CHUNK`` characters (read as a line then: its open quote is told there). DuckDB's reader took a
     carriage return inside the quotes for the file's line ending: it read no row, or said a line had
     more fields than the header (ninety-eighth round); told the ending (``FileRead.new_line``), it
-    reads the file right. Spark's reader is told every file's ending (``FileRead.line_ending``).
+    reads the file right. Spark's reader is told the files' ending (``FileRead.line_ending``), or
+    each file's own where they differ (``FileRead.line_endings``).
     Only a quote at a field's start (after the ``delimiter``, of one character) opens a quoted field,
     as both readers take one: a stray quote inside a name (``no"te``) is part of it, and read as an
     open quote it took the record on into the rows, and a row's line ending, or a quoted line break

@@ -253,8 +253,7 @@ def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool =
                         f"{', '.join(name_shown(c) for c in expected)}")
     if missing:
         raise DataError(f"{label} has no column {name_shown(missing[0])} ({columns_told(expected, found, csv)}); it "
-                        "must hold "
-                        "exactly the columns of `sqlclose sql` for this spec: "
+                        "must hold exactly the columns of `sqlclose sql` for this spec: "
                         f"{', '.join(name_shown(c) for c in expected)}")
     if extra:
         extras = ", ".join(name_shown(c) for c in extra)
@@ -318,10 +317,8 @@ def _check_count_text(engine: Engine, relation: exp.Expression, label: str) -> N
                         "not a whole number; a histogram counts rows: export the result of `sqlclose sql` unchanged "
                         "(COUNT(*) as an integer)")
     if found["huge"]:
-        raise DataError(_too_large(label, f"{counted(found['huge'], 'row')} "
-                                          f"{agreeing(found['huge'], 'has', 'have')} a count ({wh.COUNT_COLUMN!r}) "
-                                          "above "
-                                          f"{BIGINT_MAX:,}"))
+        raise DataError(_too_large(label, f"{counted(found['huge'], 'row')} {agreeing(found['huge'], 'has', 'have')} a "
+                                          f"count ({wh.COUNT_COLUMN!r}) above {BIGINT_MAX:,}"))
 
 
 def _too_large(label: str, what: str) -> str:
@@ -377,11 +374,10 @@ def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, la
         else:
             continue
         raise DataError(f"column {name_shown(name)} in {label} holds {what}, one number written two ways: the "
-                        "histogram "
-                        "counts them apart, the released numbers compare as one, so its classes and the release "
-                        "would not count alike; normalize it in the warehouse (a view selecting it, as [source] "
-                        f"table; e.g. {fix}), then run `sqlclose sql` and export again (a text column holding such "
-                        "spellings: map one of them to another value in that view)")
+                        "histogram counts them apart, the released numbers compare as one, so its classes and the "
+                        "release would not count alike; normalize it in the warehouse (a view selecting it, as "
+                        f"[source] table; e.g. {fix}), then run `sqlclose sql` and export again (a text column holding "
+                        "such spellings: map one of them to another value in that view)")
 
 
 def _number_spellings(engine: Engine, relation: exp.Expression, names: list[str]) -> list[dict[str, int]]:

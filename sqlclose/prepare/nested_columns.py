@@ -35,9 +35,8 @@ def refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str, sourc
         if pa.types.is_nested(held):
             said, fix = _told(name, field, held, source_kind)
             raise DataError(f"column {name_shown(name)} in {source_label} is {said}, nested values, but a {role} is "
-                            "one plain "
-                            "value a row (its hierarchy, rule or distance would read the engine's text of the whole "
-                            f"value): {fix}")
+                            "one plain value a row (its hierarchy, rule or distance would read the engine's text of "
+                            f"the whole value): {fix}")
 
 
 def _told(name: str, field: pa.Field, held: pa.DataType, source_kind: str) -> tuple[str, str]:

@@ -68,9 +68,8 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
         if zone is not None and str(zone) not in UTC_NAMES:
             raise InputError(
                 f"column {name_shown(name)} holds timestamps in the time zone {str(zone)!r}, and its dates rule labels "
-                "days in "
-                "UTC (sqlclose's session keeps the instant, not the zone): say which days are meant — the zone's own "
-                f"wall time, df[{name_shown(name)}] = df[{name_shown(name)}].dt.tz_localize(None) (Arrow: "
+                "days in UTC (sqlclose's session keeps the instant, not the zone): say which days are meant — the "
+                f"zone's own wall time, df[{name_shown(name)}] = df[{name_shown(name)}].dt.tz_localize(None) (Arrow: "
                 f"pyarrow.compute.local_timestamp of the column), or UTC's, df[{name_shown(name)}] = "
                 f"df[{name_shown(name)}].dt.tz_convert('UTC')")
 

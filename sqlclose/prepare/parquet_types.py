@@ -58,9 +58,8 @@ def refuse_narrowed_columns(path: Path) -> None:
     finer = next((column for column in int96 if _finer_than_micros(path, column)), None)
     if finer is not None:
         raise InputError(f"cannot read {path}: column {name_shown(finer)} holds INT96 timestamps (Impala's or Spark's "
-                         "legacy "
-                         "format) with parts finer than a microsecond, which the engine's TIMESTAMP does not keep "
-                         "(rows a nanosecond apart would be released as one value); write it as a TIMESTAMP of "
+                         "legacy format) with parts finer than a microsecond, which the engine's TIMESTAMP does not "
+                         "keep (rows a nanosecond apart would be released as one value); write it as a TIMESTAMP of "
                          "nanoseconds (INT64, pyarrow's default), or as its nanoseconds as numbers, first")
 
 

@@ -321,9 +321,8 @@ def _refuse_nulls(coded: list[q.CodedColumn], nulls: dict[str, int], policies: d
         if nulls[c.raw] and policies[c.raw] == "error":
             raise NullsError(
                 f"column {name_shown(c.name)} has {counted(nulls[c.raw], 'NULL value')} in {source_label}; set nulls = "
-                "\"drop\" "
-                f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
-                "or clean the data", c.name, int(nulls[c.raw]))
+                "\"drop\" (remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the "
+                "spec, or clean the data", c.name, int(nulls[c.raw]))
 
 
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
@@ -406,11 +405,10 @@ def _refuse_unreached_floats(schema: pa.Schema, released: list[str], source_labe
     told = [name for name in released if unreached_float(schema.field(name).type)]
     if told:
         raise DataError(f"column {name_shown(told[0])} in {source_label} holds floating-point numbers inside a "
-                        "fixed-size list "
-                        "of nested values (e.g. STRUCT(a DOUBLE)[2]), whose NaNs a release cannot write as one: NaNs "
-                        "differing only in their payload would be written in the input's order; give the column as "
-                        "a list (a [source] query's CAST to STRUCT(a DOUBLE)[]), or leave it out (others = \"drop\", "
-                        "or list it under identifiers)")
+                        "fixed-size list of nested values (e.g. STRUCT(a DOUBLE)[2]), whose NaNs a release cannot "
+                        "write as one: NaNs differing only in their payload would be written in the input's order; "
+                        "give the column as a list (a [source] query's CAST to STRUCT(a DOUBLE)[]), or leave it out "
+                        "(others = \"drop\", or list it under identifiers)")
 
 
 def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str, kind: str,
@@ -434,9 +432,8 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     zeros = _minus_zero(engine, found)
     if zeros and histogram:
         raise DataError(f"column {name_shown(name)} in {source_label} holds {zeros}; an ordered distance needs one: "
-                        "normalize it "
-                        f"in the warehouse (e.g. a view selecting {minus_zero_made_zero(name, kind)}, as [source] "
-                        "table), then run `sqlclose sql` and export again — or choose another distance")
+                        f"normalize it in the warehouse (e.g. a view selecting {minus_zero_made_zero(name, kind)}, as "
+                        "[source] table), then run `sqlclose sql` and export again — or choose another distance")
     if zeros:
         raise DataError(f"column {name_shown(name)} in {source_label} holds {zeros}; an ordered distance needs one: "
                         f"normalize it {_in_the_source(kind, name)} or choose another distance")
@@ -625,9 +622,8 @@ def missing_column(name: str, columns: list[str], source_label: str, declared: I
     if columns and columns[0].startswith(BOM_AS_LATIN1) and columns[0].removeprefix(BOM_AS_LATIN1) == name:
         # "did you mean 'ï»¿zip'?": the fix is the file's encoding, not the name (the ninety-fourth round)
         return (f"column {name_shown(name)} is not in {source_label}: the file starts with a UTF-8 byte order mark, "
-                "which the "
-                f"encoding it is read with takes for the characters {BOM_AS_LATIN1!r} at the start of its first "
-                f"column's name ({name_shown(columns[0])}): the file is UTF-8, read it as UTF-8 (leave [source] "
+                f"which the encoding it is read with takes for the characters {BOM_AS_LATIN1!r} at the start of its "
+                f"first column's name ({name_shown(columns[0])}): the file is UTF-8, read it as UTF-8 (leave [source] "
                 "encoding out, or set encoding = \"utf-8\")")
     shown = shows_columns(declared, columns, names_may_be_data)
     cased = [c for c in columns if c.casefold() == name.casefold()]  # names are matched as written
@@ -674,9 +670,8 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
     values, rows = missing.column("v").to_pylist(), sum(missing.column("n").to_pylist())
     if hierarchy is None:  # the domain is the column's own values, read by the engine's cast
         raise DataError(f"column {name_shown(c.name)} holds {counted(len(values), 'value')} (in "
-                        f"{counted(rows, 'row')}) that "
-                        f"{agreeing(len(values), 'is', 'are')} not in its domain as read (the values are not shown: a "
-                        "sensitive value is what a release protects)")
+                        f"{counted(rows, 'row')}) that {agreeing(len(values), 'is', 'are')} not in its domain as read "
+                        "(the values are not shown: a sensitive value is what a release protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
     # The stand-in told from the spec and the hierarchy alone, whether or not the column holds a NULL:
     # it is the spec's text, and a NULL among the values would be a fact of the data.

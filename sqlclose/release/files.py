@@ -196,9 +196,8 @@ def refuse_long_names(path: Path, report: Path, table: str | None = None) -> Non
             said = (f"give the {whose} a name of at most {room} bytes, or the report a name of its own" if room > 0
                     else f"give the report a name of its own (--report), of at most {fits} bytes")
         raise InputError(f"the {role}'s name {text.name_shown(shown)} is {size} bytes long: sqlclose places it through "
-                         "temporary "
-                         f"files beside it (.NAME.sqlclose-PID-TOKEN.KIND, {_HIDDEN_EXTRA[role]} bytes longer), and "
-                         f"the file system there takes names of at most {most} bytes; {said}")
+                         f"temporary files beside it (.NAME.sqlclose-PID-TOKEN.KIND, {_HIDDEN_EXTRA[role]} bytes "
+                         f"longer), and the file system there takes names of at most {most} bytes; {said}")
 
 
 def _longest_name(target: Path) -> int | None:

@@ -77,12 +77,22 @@ def refuse_verification_inside_folder_releases(path: Path) -> None:
 
 def refuse_verification_at_query(path: Path) -> None:
     """Refuse a verification query's path that is — through a link, each written through
-    (``files.placed_at``) — the release query's own file: one would be written over the other."""
+    (``files.placed_at``) — the release query's own file: one would be written over the other. Said
+    by which of the two is the link: the release query's link to the verification query's file, or
+    a hard link, was told "release.verify.sql is a symbolic link to release.verify.sql"."""
     verify = verification_path(path)
-    if files.same(verify, path):
-        raise OutputExistsError(f"the verification query's path {verify} is a symbolic link to "
-                                f"{files.placed_at(verify)}, the file the release query {path} is written to: one "
-                                "would replace the other: remove that link, or point it at a file of its own")
+    if not files.same(verify, path):
+        return
+    if verify.is_symlink():
+        how = f"is a symbolic link to {files.placed_at(verify)}, the file the release query {path} is written to"
+        fix = "remove that link, or point it at a file of its own"
+    elif path.is_symlink():
+        how = f"is the file the release query's path {path}, a symbolic link, names"
+        fix = "point that link at a file of its own, or give the release query another path"
+    else:
+        how = f"is the file the release query {path} is written to (a hard link: one file of two names)"
+        fix = "remove one of the two names"
+    raise OutputExistsError(f"the verification query's path {verify} {how}: one would replace the other: {fix}")
 
 
 @dataclass(repr=False)  # Release's own repr

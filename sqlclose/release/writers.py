@@ -444,9 +444,8 @@ class DuckDBTableWriter(Writer):
         if slot.kind == "view":  # the user's object, not a release: never replaced
             view = exp.to_identifier(slot.name, quoted=True).sql("duckdb")
             raise OutputExistsError(f"the output database {target.path} holds a view {name_shown(slot.name)} under the "
-                                    "name of "
-                                    f"the output table {name_shown(target.table)}; sqlclose replaces a table, never a "
-                                    f"view: drop it (DROP VIEW {view}) or name another table (--output-table)")
+                                    f"name of the output table {name_shown(target.table)}; sqlclose replaces a table, "
+                                    f"never a view: drop it (DROP VIEW {view}) or name another table (--output-table)")
         if slot.kind is not None and not target.overwrite:
             raise OutputExistsError(f"table {name_shown(target.table)} already exists in {target.path}; pass overwrite "
                                     "(--overwrite) to replace it")

@@ -169,9 +169,8 @@ def _refuse_labels_at_two_levels(problem: Problem) -> None:
         label, said = found
         if label == qi.coded.null_value:  # the stand-in: its setting is what to change, not a label
             raise HierarchyError(f"hierarchy of column {name_shown(qi.name)}: {said}; null_value {label!r} is what "
-                                 "NULL is "
-                                 "released as, and GAA releases a column's values at several levels side by side, "
-                                 "where the rows with no value would read as one class with the rows generalized "
+                                 "NULL is released as, and GAA releases a column's values at several levels side by "
+                                 "side, where the rows with no value would read as one class with the rows generalized "
                                  f"to {label!r}: choose a null_value the hierarchy writes nowhere else (e.g. "
                                  'null_value = "NULL", if the column never holds that text), or use Incognito '
                                  "(--algorithm incognito), which releases one level and takes it as it is")
