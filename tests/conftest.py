@@ -13,7 +13,7 @@ DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
 # The tests' Spark session evaluates expressions interpreted: their tables have a few thousand rows,
 # and compiling Java for every query took longer than running it (tests/test_spark_random.py: 161 s
 # with code generation, 126 s without). Results do not depend on it; one test,
-# test_spark_release.py::test_the_command_runs_on_spark, runs the product's settings, code generation on.
+# test_spark_sessions_of_our_own.py::test_the_command_runs_on_spark, runs the product's settings, code generation on.
 # For the same reason the session's JVM compiles Spark's own code with the quick JIT tier alone
 # (C1, no C2) and collects garbage on one thread: each worker's JVM lives a few minutes, too short
 # for C2's optimized code to pay back the CPU it takes from two shared cores (test_engine_spark.py
