@@ -460,11 +460,17 @@ def test_whether_a_column_is_a_dictionary_does_not_depend_on_suppressed_rows_val
     "vaduz" rows are suppressed (A and B then release the same rows), both columns are written
     as dictionaries and the two files are one, byte for byte. Counted over every row, B's diseases
     (a counted column) and notes (an estimated one) were past the bound, and B was written as text.
-    Without the notes, the rows suppressed are the release's own count: no pass over the rows."""
+    Without the notes, the rows suppressed are the release's own count: no pass over the rows.
+    The lattice is city's and age's, job left out: its 12 nodes are 10 satisfying, 6 of them
+    checked, where spec()'s 36 with job's levels made 17 to check, two writes each (~1 s with their
+    re-checks), and found nothing more: every node checked tells a B decided by the suppressed rows
+    apart."""
     monkeypatch.setattr(release_query, "PASSED_MAX_VALUES", 4)
     lax = {**spec(), "others": "keep", "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    lax["quasi_identifiers"] = {name: qi for name, qi in lax["quasi_identifiers"].items() if name != "job"}
     a = _with_suppressed_values(["flu", "flu"], ["a", "b"])
     b = _with_suppressed_values(["plague", "pest"], ["x", "y"])
+    a, b = a.drop_columns(["job"]), b.drop_columns(["job"])
     if not note:
         a, b = a.drop_columns(["note"]), b.drop_columns(["note"])
         monkeypatch.setattr(release_query.q, "kept_rows", lambda *a, **k: pytest.fail("a pass to count the kept rows"))
