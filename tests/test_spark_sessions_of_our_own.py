@@ -1,10 +1,10 @@
 """Jobs on a Spark session sqlclose starts itself, in a process of their own (marked ``spark``): the
 command ``sqlclose anonymize --engine spark``, a failing query, a task failing on a value, the
-settings read per statement.
+settings read per statement (on a session in UTC, and on one whose conf gives another zone).
 
 An engine's own session needs a process where no session runs yet (the tests' would be taken as a
 caller's), and what these tests read is the process's stderr. Each used to start a process, and so a
-JVM, of its own (10-20 s of Spark's start-up each). One process now runs the four jobs in turn, each
+JVM, of its own (10-20 s of Spark's start-up each). One process now runs the five jobs in turn, each
 on a session it starts and stops: the JVM starts once (a second session in it starts in ~0.3 s
 against ~10 s). The command runs first, in the process as fresh as before (its pandas warning,
 printed at pyspark's first import, and its log configuration are what it tests). Before each later
@@ -100,14 +100,16 @@ def task_failure():
     return 0
 
 
-def setting_reads():
-    # Counts, while a Table 3 release is made and written, the statements run and the reads of each setting.
+def setting_reads(zone=None, out="r"):
+    # Counts, while a Table 3 release is made and written, the statements run and the reads of each
+    # setting; with a zone given in the engine's conf, the session's zone after the release too.
     from pyspark.sql import SparkSession
     from pyspark.sql.conf import RuntimeConfig
     import sqlclose
     from sqlclose.engine import SparkEngine
 
-    engine = SparkEngine(master="local[1]", conf={"spark.driver.extraJavaOptions": JVM_OPTIONS})
+    zoned = {"spark.sql.session.timeZone": zone} if zone else {}
+    engine = SparkEngine(master="local[1]", conf={"spark.driver.extraJavaOptions": JVM_OPTIONS, **zoned})
     reads, statements = {}, []
     get, sql = RuntimeConfig.get, SparkSession.sql
 
@@ -122,12 +124,17 @@ def setting_reads():
     RuntimeConfig.get, SparkSession.sql = counted_get, counted_sql
     try:
         with sqlclose.anonymize(None, TABLE3_SPEC, engine=engine) as release:
-            release.write(FOLDER / "r")
+            release.write(FOLDER / out)
     finally:
         RuntimeConfig.get, SparkSession.sql = get, sql
+        now = engine.spark.conf.get("spark.sql.session.timeZone")
         engine.close()
-    print(json.dumps({"reads": reads, "statements": len(statements)}))
+    print(json.dumps({"reads": reads, "statements": len(statements), "zone": now}))
     return 0
+
+
+def zoned_setting_reads():
+    return setting_reads("America/New_York", "zoned")
 
 
 def as_in_a_fresh_process():
@@ -151,7 +158,7 @@ def as_in_a_fresh_process():
 
 
 for name, job in (("command", command), ("failing_query", failing_query), ("task_failure", task_failure),
-                  ("setting_reads", setting_reads)):
+                  ("setting_reads", setting_reads), ("zoned_setting_reads", zoned_setting_reads)):
     if name != "command":
         as_in_a_fresh_process()
     begin(name)
@@ -286,4 +293,20 @@ def test_an_own_sessions_zone_is_not_read_per_statement(jobs: Jobs) -> None:
     assert counts["reads"].get("spark.sql.session.timeZone", 0) == 0, counts
     assert counts["reads"].get("spark.sql.execution.arrow.useLargeVarTypes", 0) == 0, counts
     released = jobs.folder / "r"
+    assert released.is_dir() and Path(f"{released}.report.json").is_file()
+
+
+def test_an_own_sessions_zone_set_in_its_conf_is_not_read_per_statement(jobs: Jobs) -> None:
+    """A session of sqlclose's own whose ``conf`` sets a time zone other than UTC: every statement
+    runs in UTC (``SparkEngine._statement_zone``), the zone set to UTC around each and put back
+    after. What to put back was read from the session each time, though nobody but the engine sets
+    its own session, and its zone was read once when it started: {"spark.sql.session.timeZone": 29}
+    reads for the release's 29 statements. Oracle: the spy's counts, and the zone the conf gave,
+    found on the session after the release."""
+    assert jobs.ended("zoned_setting_reads") == 0, jobs.stderr.get("zoned_setting_reads", jobs.whole_stderr)[-3000:]
+    counts = json.loads(jobs.stdout["zoned_setting_reads"].splitlines()[-1])
+    assert counts["statements"] > 10  # the spy saw the release's statements
+    assert counts["reads"].get("spark.sql.session.timeZone", 0) == 0, counts
+    assert counts["zone"] == "America/New_York"  # put back after each statement, as the conf gave it
+    released = jobs.folder / "zoned"
     assert released.is_dir() and Path(f"{released}.report.json").is_file()
