@@ -13,7 +13,7 @@ DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
 # The tests' Spark session evaluates expressions interpreted: their tables have a few thousand rows,
 # and compiling Java for every query took longer than running it (tests/test_spark_random.py: 161 s
 # with code generation, 126 s without). Results do not depend on it; one test,
-# test_spark_release.py::test_the_command_runs_on_spark, runs the product's settings, code generation on.
+# test_spark_sessions_of_our_own.py::test_the_command_runs_on_spark, runs the product's settings, code generation on.
 # For the same reason the session's JVM compiles Spark's own code with the quick JIT tier alone
 # (C1, no C2) and collects garbage on one thread: each worker's JVM lives a few minutes, too short
 # for C2's optimized code to pay back the CPU it takes from two shared cores (test_engine_spark.py
@@ -25,7 +25,8 @@ DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
 # (test_leaks_engines.py::test_a_spark_folders_part_files_do_not_follow_the_input_order).
 # The JVM skips verifying the bytecode of the classes it loads from Spark's jars (the JDK's own
 # classes it never verifies by default): a JVM's first Table 3 releases took 35.2-37.6 CPU-seconds
-# with it off against 37.7-40.9 on, the session ~1.5 s sooner; the tests start some eight JVMs.
+# with it off against 37.7-40.9 on, the session ~1.5 s sooner; the tests start a JVM per xdist
+# worker, and one more for the sessions of our own (test_spark_sessions_of_our_own.py).
 # Verification refuses malformed bytecode and changes no result.
 TEST_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
                     "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote")

@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import sqlglot
-from conftest import TEST_JVM_OPTIONS
 
 import sqlclose
 
@@ -442,40 +441,3 @@ def test_a_spark_data_exception_is_rebuilt_from_its_text_alone():
     redacted = message_without_values(stage)
     assert redacted is not None and "SECRET" not in redacted and "not shown" in redacted
     assert message_without_values(RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] x. SQLSTATE: 42P01")) is None
-
-
-_OWN_SESSION_JOB = f"JVM_OPTIONS = {TEST_JVM_OPTIONS!r}\n" + """
-import sqlclose
-from sqlclose.engine import SparkEngine
-engine = SparkEngine(conf={"spark.sql.codegen.wholeStage": "false",  # and the JVM flags of conftest.py's session
-                           "spark.driver.extraJavaOptions": JVM_OPTIONS})
-rows = [("47677", "SECRET-4711", "flu")] + [(f"4767{i}", str(20 + i), "gastritis") for i in range(8)]
-frame = engine.spark.createDataFrame(rows, "zip string, age_text string, disease string")
-frame = frame.selectExpr("zip", "CAST(age_text AS INT) AS age", "disease")
-spec = {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}}
-try:
-    with sqlclose.anonymize(frame, spec, engine=engine) as release:
-        release.to_arrow()  # age is read by the release alone
-except sqlclose.errors.EngineError as e:
-    print("stopped:", e)
-finally:
-    engine.close()
-"""
-
-
-@pytest.mark.spark
-@pytest.mark.slow
-def test_a_spark_session_of_our_own_logs_no_value_a_task_failed_on(tmp_path):
-    """Spark's own logs quoted the value too: the executor's "Exception in task" with the task's
-    exception and stack, and the scheduler's "Lost task" warning with its text (``The value
-    'SECRET-4711' …``), on stderr of every job whose session sqlclose starts (its log4j2 file,
-    engine/spark_log4j2.properties). Oracle: the whole stdout and stderr of a process running such
-    a job, which stops saying what failed."""
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, "-c", _OWN_SESSION_JOB], capture_output=True, text=True, timeout=600,
-                          cwd=tmp_path)
-    assert "stopped: a value of the source could not be computed: NumberFormatException: [CAST_INVALID_INPUT]" \
-        in done.stdout, done.stderr[-2000:]
-    assert "SECRET" not in done.stdout + done.stderr

@@ -270,7 +270,12 @@ def test_with_nothing_suppressed_the_members_are_read_from_the_values_the_rows_h
 
 
 def test_the_written_file_holds_only_released_values(from_counts_files: list[NodeFile]) -> None:
-    """Every row group's dictionary and statistics, read from the Parquet file itself."""
+    """Every row group's dictionary and statistics, read from the Parquet file itself. DuckDB's ENUM
+    writer puts each member of the type in every dictionary page; DuckDB 2.0.1 puts a member no row
+    of the row group holds as an empty text. A member the release does not hold ("North", "plague")
+    then leaves no bytes of its own in the file, but an entry of its own, which tells that the
+    hierarchy or the suppressed rows hold values the release does not: no entry may be empty (no
+    released value is)."""
     checked = 0
     for node_file in from_counts_files:
         node, path = node_file.node, node_file.path
@@ -278,9 +283,9 @@ def test_the_written_file_holds_only_released_values(from_counts_files: list[Nod
         metadata = pq.ParquetFile(path).metadata
         dictionaries = pq.read_table(path, read_dictionary=[n for n in released if n != "age"])
         for name in [n for n in released if n != "age"]:
+            assert "" not in released[name]
             for chunk in dictionaries.column(name).chunks:
-                # DuckDB's ENUM writer puts an empty text in each dictionary page; no row holds it.
-                assert set(chunk.dictionary.to_pylist()) - {""} <= released[name], (node, name)
+                assert set(chunk.dictionary.to_pylist()) <= released[name], (node, name)
                 checked += 1
             column = metadata.schema.names.index(name)
             for g in range(metadata.num_row_groups):
@@ -455,11 +460,17 @@ def test_whether_a_column_is_a_dictionary_does_not_depend_on_suppressed_rows_val
     "vaduz" rows are suppressed (A and B then release the same rows), both columns are written
     as dictionaries and the two files are one, byte for byte. Counted over every row, B's diseases
     (a counted column) and notes (an estimated one) were past the bound, and B was written as text.
-    Without the notes, the rows suppressed are the release's own count: no pass over the rows."""
+    Without the notes, the rows suppressed are the release's own count: no pass over the rows.
+    The lattice is city's and age's, job left out: its 12 nodes are 10 satisfying, 6 of them
+    checked, where spec()'s 36 with job's levels made 17 to check, two writes each (~1 s with their
+    re-checks), and found nothing more: every node checked tells a B decided by the suppressed rows
+    apart."""
     monkeypatch.setattr(release_query, "PASSED_MAX_VALUES", 4)
     lax = {**spec(), "others": "keep", "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    lax["quasi_identifiers"] = {name: qi for name, qi in lax["quasi_identifiers"].items() if name != "job"}
     a = _with_suppressed_values(["flu", "flu"], ["a", "b"])
     b = _with_suppressed_values(["plague", "pest"], ["x", "y"])
+    a, b = a.drop_columns(["job"]), b.drop_columns(["job"])
     if not note:
         a, b = a.drop_columns(["note"]), b.drop_columns(["note"])
         monkeypatch.setattr(release_query.q, "kept_rows", lambda *a, **k: pytest.fail("a pass to count the kept rows"))

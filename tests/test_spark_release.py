@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -19,7 +16,6 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from conftest import TEST_JVM_OPTIONS
 
 import sqlclose
 from sqlclose.engine import DuckDBEngine, SparkEngine
@@ -167,45 +163,6 @@ def test_a_spec_names_a_table_of_the_spark_catalog(spark, spark_session) -> None
         spark_session.sql("DROP TABLE IF EXISTS default.sqlclose_test_catalog3")
 
 
-# The JVM flags of the tests' own session (conftest.TEST_SPARK_CONF), for the tests that start a
-# process of their own: the quick tier alone, one collector thread, no bytecode verification.
-QUICK_JIT = TEST_JVM_OPTIONS
-
-
-def test_the_command_runs_on_spark(tmp_path: Path) -> None:
-    """``sqlclose anonymize --engine spark`` in a process of its own: a Parquet folder source,
-    a folder release verified on Spark, equal to DuckDB's by a plain GROUP BY. Its session has the
-    product's settings: code generation on, unlike the other Spark tests' (``TEST_SPARK_CONF``).
-    Its JVM, as theirs, compiles Spark's own code with the quick JIT tier alone: given through the
-    spec's ``[engine] conf``, it took the job from ~40 s to ~30 s, and changes no result."""
-    source = tmp_path / "table3"
-    source.mkdir()
-    duckdb.sql(f"COPY (SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}', types = {{'zip': 'VARCHAR'}})) "
-               f"TO '{source / 'part-0.parquet'}' (FORMAT PARQUET)")
-    text = (TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', f'path = "{source}"')
-    for name in ("age.csv", "disease.csv"):
-        text = text.replace(f'"{name}"', f'"{TABLE3 / name}"')
-    spec = tmp_path / "spec_spark.toml"
-    engine = ('\n[engine]\nname = "spark"\nmaster = "local[1]"\nconf = { "spark.sql.shuffle.partitions" = "1", '
-              f'"spark.driver.extraJavaOptions" = "{QUICK_JIT}" }}\n')
-    spec.write_text(text.replace("../../out/table3/release.parquet", str(tmp_path / "out" / "rel")) + engine)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec), "--engine", "spark",
-                             "--no-progress", "--json"], capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-2000:]
-    doc = json.loads(result.stdout)
-    assert doc["verified"] and doc["output"]["sha256"] == manifest_digest(tmp_path / "out" / "rel")
-    # The session logs through sqlclose's configuration: none of the warnings its queries raise by
-    # design (before it, 35 WindowExec lines and more on this very run).
-    for noise in ("WindowExec", "All paths were ignored", "does not yet fully support pandas"):
-        assert noise not in result.stderr, result.stderr[-2000:]
-    duck = tmp_path / "duck.parquet"
-    with sqlclose.anonymize(None, spec, engine=DuckDBEngine()) as release:  # the spec says spark
-        release.write_parquet(duck)
-    columns = ["zip", "age", "salary", "disease"]
-    assert grouped(tmp_path / "out" / "rel", columns) == grouped(duck, columns)
-
-
 def test_report_closeness_figures_are_the_same_on_both_engines(spark, tmp_path: Path) -> None:
     """The report's L1 closeness (utility.sensitive.s.l1_closeness) and t_against_release were summed
     over the sensitive domain in its text order, which is each engine's: DuckDB's report gave
@@ -287,25 +244,6 @@ def test_a_kept_map_column_is_released_and_verified_on_spark(spark, tmp_path: Pa
         release.write_parquet_folder(tmp_path / "out")  # written and verified
     written = duckdb.sql("SELECT m['visits'] FROM read_parquet($1)", params=[str(tmp_path / "out" / "*.parquet")])
     assert sorted(v for (v,) in written.fetchall()) == list(range(9))
-
-
-def test_a_failing_spark_query_is_told_in_one_line_with_no_plan_nor_log_on_stderr(tmp_path: Path) -> None:
-    """Review rv14, defect 4's aftermath: a query Spark refused put its whole analyzed plan in the
-    EngineError (the release query's ran to kB), and pyspark's SQLQueryContextLogger printed ~13 kB
-    of JSON (the error, its Java stack) on stderr before sqlclose's one line. In a process of its
-    own, as the command runs, an engine on a session of its own: the error is one line, Spark's
-    condition and words, and the failing query's words appear nowhere on stderr."""
-    script = ("from sqlclose.engine import SparkEngine\nfrom sqlclose.errors import EngineError\n"
-              f"engine = SparkEngine(master='local[1]', conf={{'spark.driver.extraJavaOptions': '{QUICK_JIT}'}})\n"
-              "try:\n"
-              "    engine.fetch(\"SELECT map('a', 1) AS m ORDER BY m\")\nexcept EngineError as e:\n    print(e)\n"
-              "finally:\n    engine.close()\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.startswith("AnalysisException: [DATATYPE_MISMATCH.INVALID_ORDERING_TYPE]")
-    assert len(result.stdout.splitlines()) == 1 and "Sort [" not in result.stdout
-    assert "INVALID_ORDERING_TYPE" not in result.stderr and "QueryContextLogger" not in result.stderr
 
 
 def _with_notes(tmp_path: Path, notes: list) -> Path:
