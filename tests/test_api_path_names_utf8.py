@@ -5,9 +5,10 @@ line refused each of its path options before anything was read (the hundredth ro
 name (``write_parquet(path, report=…)``, ``write``, a Parquet folder's, a DuckDB table's, a spec's
 ``[output] report``), so were ``write_sql``'s query and report and ``write_html``'s page, each told as
 ``x\\udcff…``; ``DuckDBEngine(temp_directory=…)`` and a spec's ``[engine] temp_directory`` (from the API
-or the command) failed in DuckDB as ``std::bad_cast`` (a RuntimeError; exit 1, a bug). Each is now
-refused where it is taken, as the command's option is: ``InputError`` (``SpecError`` for the spec's),
-the name by its bytes, nothing written.
+or the command) failed in DuckDB as ``std::bad_cast`` (a RuntimeError; exit 1, a bug);
+``verify_against_report`` read a report at such a name (and passed), and told a release at one as "the
+source", after reading the report. Each is now refused where it is taken, as the command's option is:
+``InputError`` (``SpecError`` for the spec's), the name by its bytes, nothing written.
 
 Oracles: the messages spelled out by hand (the name by its bytes, ``\\xff``), and the folder's
 listing before and after."""
@@ -28,6 +29,8 @@ from sqlclose.engine import DuckDBEngine
 WRITTEN = "sqlclose names the files it writes (in messages, in the report) as UTF-8 text"
 ENGINE = "the engine takes a path as UTF-8 text"
 GIVE = "give a path named in UTF-8"
+READ = "sqlclose names the files it reads (in messages, in the report) as UTF-8 text"
+RENAME = "rename it (or the folder holding it) in UTF-8"
 FOLDER = "give a folder named in UTF-8"
 NOT_UTF8 = "its name is not UTF-8 (a byte of another encoding is shown as \\xNN), and {why}: {fix}"
 REPORT = ("cannot write the report", WRITTEN, GIVE)
@@ -87,6 +90,18 @@ def _page(d: Path) -> Callable[[Path], object]:
     return lambda bad: write_html(d / "r.parquet.report.json", bad, d / "spec.toml", d / "r.parquet")
 
 
+def _copied(name: str, bad_name: str, pair: Callable[[Path, Path], tuple[Path, Path]]) -> Callable:
+    """``verify_against_report`` on a release and its report, the file ``name`` of the two copied to
+    ``bad_name``: it was read (and the release passed), its name told as a lone surrogate."""
+    from sqlclose.against_report import verify_against_report
+
+    def make(d: Path) -> Callable[[Path], object]:
+        _page(d)  # the release and its report
+        (d / _latin1(bad_name)).write_bytes((d / name).read_bytes())
+        return lambda bad: verify_against_report(*pair(d, bad))
+    return make
+
+
 def _spec_with(d: Path, section: str) -> Path:
     """The project's spec with ``section`` added, naming ``${BAD}`` (the environment's bad name)."""
     spec = d / "s2.toml"
@@ -144,6 +159,12 @@ CASES: dict[str, tuple[Callable[[Path], Callable[[Path], object]], str, tuple[st
     "write_sql report": (lambda d: _warehouse(d, lambda r, bad: r.write_sql(d / "q.sql", report=bad)),
                          "r\xff.json", REPORT),
     "write_html page": (_page, "p\xff.html", ("cannot write the page", WRITTEN, GIVE)),
+    "verify_against_report report": (
+        _copied("r.parquet.report.json", "r\xff.json", lambda d, bad: (d / "r.parquet", bad)), "r\xff.json",
+        ("cannot read the report", READ, RENAME)),
+    "verify_against_report release": (
+        _copied("r.parquet", "x\xff.parquet", lambda d, bad: (bad, d / "r.parquet.report.json")), "x\xff.parquet",
+        ("cannot read the release", ENGINE, RENAME)),
     "DuckDBEngine temp_directory": (lambda d: lambda bad: _release(d, engine=DuckDBEngine(temp_directory=bad)),
                                     "spill\xff", SPILL),
     "spec [engine] temp_directory": (_spec_temp_directory, "spill\xff", SPILL),
