@@ -30,7 +30,7 @@ from sqlclose.errors import (
 from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
-from sqlclose.model.text import counted, name_shown, named
+from sqlclose.model.text import NAMED_IN_UTF8, RENAME_IN_UTF8, counted, name_shown, named, refuse_undecodable_path
 from sqlclose.prepare.sources import SourceLike, brings_engine, magic_format
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
@@ -64,9 +64,17 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     """``verify_against_report``'s outcome, and the audit of the file it made (None where it stopped
     before one): the sign-off page draws from that audit instead of making it again."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
+    refuse_undecodable_pair(path, report_path)
     with refused_if_replaced(pair_stamps(path, report_path), path, "while it was checked against its report",
                              "check it again"):
         return _verified(path, report_path, spec, engine, table, lenient)
+
+
+def refuse_undecodable_pair(path: Path, report_path: Path) -> None:
+    """A release or report whose name is not UTF-8, refused as ``check --against``'s arguments are: a
+    Python caller's report was read and its name told as a lone surrogate (the hundredth round)."""
+    refuse_undecodable_path(report_path, "cannot read the report", RENAME_IN_UTF8, NAMED_IN_UTF8)
+    refuse_undecodable_path(path, "cannot read the release", RENAME_IN_UTF8)
 
 
 def pair_stamps(path: Path, report_path: Path) -> dict[str, Stamp]:

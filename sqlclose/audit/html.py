@@ -29,7 +29,7 @@ from sqlclose.errors import InputError, OutputExistsError, writing_file
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.own_files import PAGE_HEAD_BYTES, PAGE_MARK
 from sqlclose.model.spec import Spec, load_spec
-from sqlclose.model.text import escaped_controls
+from sqlclose.model.text import WRITTEN_NAMED_IN_UTF8, escaped_controls, refuse_undecodable_path
 
 if TYPE_CHECKING:
     from sqlclose.against_report import ReportModels
@@ -61,6 +61,7 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
     """Render the page for a release and write it to ``out`` (``write_page``). ``checked_notes``: what
     the check of the release against its report could not check, said on the page (its Notes) as
     ``check --against`` says it."""
+    refuse_unwritable_name(out)  # before the page is made: nothing read for a page never written
     page = render_html(report_path, spec, release_path, from_report, audit, checked_notes)
     return write_page(page, out, overwrite)
 
@@ -72,6 +73,7 @@ def write_page(page: str, out: Path, overwrite: bool) -> Path:
     temporary goes on any failure: a full disk left a truncated page beside the page for good, keeping
     the room a retry needed (the ninety-eighth round); the error names the page (``writing_file``)."""
     out = Path(out)
+    refuse_unwritable_name(out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -99,6 +101,12 @@ def _place_new(tmp: Path, out: Path) -> None:
         if out.exists():
             raise appeared from None
         tmp.replace(out)
+
+
+def refuse_unwritable_name(out: Path) -> None:
+    """A page's name that is no UTF-8 was written, told as a lone surrogate (``p\\udcff.html``):
+    refused as the command's ``--html`` is (the hundredth round), for a Python caller too."""
+    refuse_undecodable_path(out, "cannot write the page", "give a path named in UTF-8", WRITTEN_NAMED_IN_UTF8)
 
 
 def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None,

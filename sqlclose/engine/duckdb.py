@@ -44,7 +44,7 @@ from sqlclose.errors import (
 )
 from sqlclose.model.column_names import refuse_renamed_columns
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name, table_parts, typed_name
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import name_shown, refuse_undecodable_temp_directory
 
 # ``[source] nulls = []``: no text means NULL. DuckDB wants a non-empty list, and a line break is
 # a string no unquoted field holds (it ends the record), while a quoted one is never NULL here.
@@ -386,6 +386,8 @@ class DuckDBEngine(Engine):
         (``limits.engine_share``) and spills to ``temp_directory`` beyond that; the search counts its
         own structures against the rest."""
         self.caller = connection  # the caller's connection, never run on but to read its session
+        if temp_directory:  # DuckDB failed at connect as "std::bad_cast" (exit 1; the hundredth round)
+            refuse_undecodable_temp_directory(temp_directory)
         self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         if self.memory_budget == 0:  # DuckDB would read a limit of 0 as none at all
             raise ValueError(f"memory_limit {memory_limit!r} is 0 bytes: give a limit above zero, or none")

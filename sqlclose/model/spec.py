@@ -51,6 +51,7 @@ from sqlclose.model.text import (
     not_finite,
     read_utf8,
     refuse_undecodable_path,
+    refuse_undecodable_temp_directory,
     shown,
 )
 from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float, typed
@@ -1004,7 +1005,14 @@ class EngineSettings(_Model):
     @field_validator("temp_directory")
     @classmethod
     def _a_folder(cls, folder: Path | None) -> Path | None:
-        """A file there stopped the job only once DuckDB spilled (--temp-directory refuses it up front)."""
+        """A file there stopped the job only once DuckDB spilled (--temp-directory refuses it up front).
+        A name that is no UTF-8 (a ``${VAR}`` holding such bytes) failed in DuckDB as ``std::bad_cast``
+        (exit 1; the hundredth round): told in ``--temp-directory``'s words."""
+        if folder is not None:
+            try:
+                refuse_undecodable_temp_directory(folder)
+            except InputError as e:
+                raise QuotesItsValue(str(e)) from None
         if folder is not None and folder.exists() and not folder.is_dir():
             raise ValueError("a file, not a folder: DuckDB spills into temp_directory; "
                              "give a folder (made if missing)")

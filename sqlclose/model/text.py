@@ -126,6 +126,7 @@ def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
 ENGINE_READS_UTF8 = "the engine takes a path as UTF-8 text"
 RENAME_IN_UTF8 = "rename it (or the folder holding it) in UTF-8"
 NAMED_IN_UTF8 = "sqlclose names the files it reads (in messages, in the report) as UTF-8 text"
+WRITTEN_NAMED_IN_UTF8 = "sqlclose names the files it writes (in messages, in the report) as UTF-8 text"
 
 
 def refuse_undecodable_path(path: str | PurePath, told: str, fix: str, why: str = ENGINE_READS_UTF8,
@@ -142,6 +143,15 @@ def refuse_undecodable_path(path: str | PurePath, told: str, fix: str, why: str 
     except UnicodeEncodeError:
         raise error(f"{told} {undecodable_shown(path)}: its name is not UTF-8 (a byte of another encoding is "
                     f"shown as \\xNN), and {why}: {fix}") from None
+
+
+def refuse_undecodable_temp_directory(folder: str | PurePath, error: type[InputError] = InputError) -> None:
+    """A DuckDB ``temp_directory`` that is no UTF-8: DuckDB's connect failed as ``std::bad_cast``
+    (exit 1, a bug) wherever it came from: ``--temp-directory`` (refused with the command's paths),
+    a spec's ``[engine] temp_directory`` (a ``${VAR}`` in it), ``DuckDBEngine(temp_directory=…)``
+    (the hundredth round). Told as ``--temp-directory`` is."""
+    refuse_undecodable_path(folder, "cannot spill to the temporary folder", "give a folder named in UTF-8",
+                            error=error)
 
 
 def undecodable_shown(path: str | PurePath) -> str:

@@ -97,9 +97,13 @@ def refuse_orphaned_report(path: Path, report: Path) -> None:
     release made through the link before). Left in place, it would vouch for a file no longer
     there: ``check --against`` it fails (exit 4). Refused, naming the report path that keeps one
     report per file (the ninety-ninth round refused the target's; the link's was left stale by
-    ``--report`` naming the target's: the hundredth)."""
+    ``--report`` naming the target's: the hundredth). An output path that is no link: its own report
+    alike (``refuse_stale_default_report``)."""
     placed = placed_at(path)
-    if placed == path or not placed.exists():
+    if placed == path:
+        refuse_stale_default_report(path, report)
+        return
+    if not placed.exists():
         return
     own, beside_link = default_report_path(placed), default_report_path(path)
     why = "a release written through the link would leave it describing a file no longer there"
@@ -125,6 +129,26 @@ def refuse_orphaned_report(path: Path, report: Path) -> None:
                                 f"release's report goes to {report}, and that one would be left describing a file "
                                 f"no longer there: give this release that report path (--report {beside_link}), "
                                 "or remove it if it no longer stands for the link")
+
+
+def refuse_stale_default_report(path: Path, report: Path, table: str | None = None) -> None:
+    """A release at ``path`` (a DuckDB database's ``table``) given a report elsewhere, while its report
+    at the default path, beside it, is a sqlclose report: the release was replaced and that report left
+    vouching for a file no longer there (``check --against`` it failed, exit 4; the hundredth round).
+    Refused before the search, as through a link (``refuse_orphaned_report``). A job that always gives
+    its report elsewhere never made that one, and is not refused; one that did is told to give that
+    path, or to remove the report."""
+    own = default_report_path(path, table)
+    if same(own, report) or not own.exists():
+        return
+    why = "a release written with its report elsewhere would leave it describing a file no longer there"
+    if not _holds_report(own, "the report beside the output", why, f"give this release that report path ({own})"):
+        return
+    what, kind = (f"table {text.name_shown(table)} in {path}", "table") if table else (str(path), "file")
+    raise OutputExistsError(f"the report of the release at {what}, {own}, lies beside it: this release's report "
+                            f"goes to {report}, and that one would be left describing a {kind} no longer there: give "
+                            f"this release that report path (--report {own}), or remove it if it no longer stands "
+                            "for that release")
 
 
 def refuse_foreign_report(report: Path) -> None:
@@ -167,11 +191,16 @@ _HIDDEN = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".")
 _HIDDEN_EXTRA = {"output": _HIDDEN + len("committed"), "report": _HIDDEN + len("tmp")}
 
 
-def refuse_undecodable_path(path: Path) -> None:
+def refuse_undecodable_path(path: Path, report: Path | None = None) -> None:
     """An output path that is no UTF-8 (``text.refuse_undecodable_path``): DuckDB failed after the
     whole search, told as a value it could not convert (exit 1, a bug: the ninety-eighth round).
-    Told before the search."""
+    Told before the search. ``report``: the pair's report, which Python writes and the report and
+    messages name: a Python caller's (or a spec's ``[output] report``) was written there, named as
+    a lone surrogate (``r\\udcff.json``), where ``--report`` was refused (the hundredth round)."""
     text.refuse_undecodable_path(path, "cannot write the output path", "give a path named in UTF-8")
+    if report is not None:
+        text.refuse_undecodable_path(report, "cannot write the report", "give a path named in UTF-8",
+                                     text.WRITTEN_NAMED_IN_UTF8)
 
 
 def refuse_long_names(path: Path, report: Path, table: str | None = None) -> None:

@@ -223,6 +223,7 @@ class WarehouseRelease(Release):
         path = Path(path).expanduser()  # "~": the home folder, as in a spec
         report_path = Path(report).expanduser() if report else default_report_path(path)
         verify = verification_path(path)
+        files.refuse_undecodable_path(path, report_path)  # the companion's name is the query's, with a suffix
         files.refuse_pair_inside_folder_releases(path, report_path)
         refuse_verification_inside_folder_releases(path)
         refuse_report_at_verification(path, report_path)

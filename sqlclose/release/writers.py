@@ -132,7 +132,7 @@ class FileWriter(Writer):
     target, verified from it, and placed with its report by ``placing.Transaction``."""
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
-        files.refuse_undecodable_path(target.path)
+        files.refuse_undecodable_path(target.path, target.report)
         files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format,
                                     replacing=target.replacing is not None)
 
@@ -417,7 +417,7 @@ class DuckDBTableWriter(Writer):
     format = "duckdb"
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
-        files.refuse_undecodable_path(target.path)
+        files.refuse_undecodable_path(target.path, target.report)
         for path in (target.path, target.report):
             files.refuse_blocked_folder(path)
         files.refuse_long_names(target.path, target.report, target.table)
@@ -434,6 +434,7 @@ class DuckDBTableWriter(Writer):
             raise OutputExistsError(f"{target.report} already exists; pass overwrite (--overwrite) to replace it")
         if target.report.exists() and target.replacing is None:
             files.refuse_foreign_report(target.report)
+        files.refuse_stale_default_report(target.path, target.report, target.table)
 
     @staticmethod
     def _refuse_slot(slot: TableSlot, target: Target) -> None:
