@@ -230,9 +230,8 @@ def _t_against_release(name: str, entry: dict, claimed: Any, measured: dict, mod
         judged = f"judges {name_shown(name)} by {claims.as_json(model.distance)}" if model is not None else \
             "gives no model of it"
         return [f"privacy.sensitive.{name_cut(name)}.distance: the report says {claims.as_json(distance)}, the "
-                "spec given "
-                f"(--spec) {judged}, and the file's {name_shown(name)} was not measured by {claims.as_json(distance)}: "
-                "give the release's spec"]
+                f"spec given (--spec) {judged}, and the file's {name_shown(name)} was not measured by "
+                f"{claims.as_json(distance)}: give the release's spec"]
     return claims.differs(f"t_against_release.{name_cut(name)}", claimed, measured["distances"][distance]["reached"])
 
 
@@ -708,8 +707,8 @@ def _unread_partitions(engine: DuckDBEngine, written: exp.Expression, parsed: di
             for i, (c, t) in enumerate(zip(columns, typed))]
     row = engine.fetch_row(exp.select(*lost, exp.Count(this=exp.Star()).as_("n")).from_(written.copy()))
     told = [f"output.column_types.{name_cut(c)}: the report says {as_json(types[c])}, which reads "
-            f"{row[f'c{i}']} of the "
-            f"folder's {row['n']} rows' {name_shown(c)} (their partition folders' names) as no value"
+            f"{row[f'c{i}']} of the folder's {row['n']} rows' {name_shown(c)} (their partition folders' names) as "
+            "no value"
             for i, c in enumerate(columns) if row[f"c{i}"]]
     return "; ".join(told) or None
 
@@ -725,8 +724,8 @@ def _report_types(types: dict[str, str]) -> dict[str, exp.DataType]:
             parsed[column] = exp.DataType.build(kind, dialect="duckdb")
         except (SqlglotError, ValueError, TypeError):
             raise InputError(f"output.column_types.{name_cut(column)} is {shown(kind)}, which names no column "
-                             "type: the report "
-                             "is not one sqlclose wrote (give the report written beside the release)") from None
+                             "type: the report is not one sqlclose wrote (give the report written beside the "
+                             "release)") from None
     return parsed
 
 
@@ -760,8 +759,8 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _N
     except ValidationError as e:  # a t of 0 or 5, an unknown distance: no model sqlclose releases under
         reasons = "; ".join(f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in e.errors())
         raise InputError(f"privacy.sensitive.{name_cut(name)} of the report is no model sqlclose releases under "
-                         f"({reasons}): "
-                         "give the report written beside the release, or the release's spec (--spec)") from None
+                         f"({reasons}): give the report written beside the release, or the release's spec "
+                         "(--spec)") from None
 
 
 def _stripped_digests(doc: dict) -> list[str]:

@@ -466,16 +466,16 @@ def label_claims(doc: dict, among: Mapping[str, int], figures: ReleaseFigures, s
         if name in among:
             if among[name] != len(g["labels"]):
                 problems.append(f"generalization.{name_cut(name)}.labels: the report says "
-                                f"{as_json(g['labels'])}, the file "
-                                f"holds {among[name]} of them as values of its column (its own labels not shown: "
-                                "a file that is not the release may hold raw values)")
+                                f"{as_json(g['labels'])}, the file holds {among[name]} of them as values of its "
+                                "column (its own labels not shown: a file that is not the release may hold raw "
+                                "values)")
         elif list(g.get("labels") or []) != found.first[:shown]:
             # The file's own labels are not shown: a file that is not the release (the raw table
             # given by mistake) holds raw values, and the message lands in job logs.
             problems.append(f"generalization.{name_cut(name)}.labels: the report says "
-                            f"{as_json(g.get('labels'))}, the file's "
-                            f"first {min(shown, found.count)} of its {found.count} distinct label(s) differ from them "
-                            "(not shown: a file that is not the release may hold raw values)")
+                            f"{as_json(g.get('labels'))}, the file's first {min(shown, found.count)} of its "
+                            f"{found.count} distinct label(s) differ from them (not shown: a file that is not the "
+                            "release may hold raw values)")
     return problems
 
 
@@ -564,8 +564,8 @@ def suppressed_t_claims(doc: dict) -> list[str]:
                 and own - share > t + T_TOLERANCE:
             problems.append(f"privacy.sensitive.{name_cut(name)}.t: the report says {t}, but a class of the file is "
                             f"{own:.4f} from the file's own distribution (t_against_release.{name_cut(name)}), "
-                            "so at least "
-                            f"{own - share:.4f} from the input's, {suppressed} of {entered} rows being suppressed")
+                            f"so at least {own - share:.4f} from the input's, {suppressed} of {entered} rows being "
+                            "suppressed")
     return problems
 
 
