@@ -15,7 +15,8 @@ import pytest
 from sqlclose.against_report import _report_types
 from sqlclose.audit.claims import _unnamed_distances
 from sqlclose.engine.base import undeclared_number_type
-from sqlclose.errors import InputError
+from sqlclose.errors import HierarchyError, InputError
+from sqlclose.model.hierarchy import bands_hierarchy, mask_hierarchy
 from sqlclose.model.lattice import checked_node
 from sqlclose.prepare.histogram import not_read_here
 
@@ -70,3 +71,16 @@ def test_a_reports_long_column_and_table_names_are_cut():
     assert len(warehouse) < 1000 and f"the warehouse table {CUT}, which" in warehouse, warehouse[:2000]
     assert str(not_read_here(SimpleNamespace(table="sales"))).startswith(
         "the source is the warehouse table sales, which sqlclose does not read: run `sqlclose sql SPEC` there")
+
+
+def test_a_rule_hierarchys_long_column_is_cut_in_its_refusals():
+    with pytest.raises(HierarchyError) as bands:
+        bands_hierarchy([("1", 1.0)], [0], name=LONG)
+    assert len(str(bands.value)) < 1000 and str(bands.value).startswith(f"{CUT}: band widths must be finite"), \
+        str(bands.value)[:2000]
+    with pytest.raises(HierarchyError) as mask:
+        mask_hierarchy(["47677"], mask_char="**", name=LONG)
+    assert len(str(mask.value)) < 1000 and str(mask.value) == f"{CUT}: mask_char must be one character, got '**'"
+    with pytest.raises(HierarchyError) as short:
+        bands_hierarchy([("1", 1.0)], [0], name="age")
+    assert str(short.value) == "age: band widths must be finite positive numbers, got [0]"
