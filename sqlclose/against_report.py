@@ -30,7 +30,16 @@ from sqlclose.errors import (
 from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
-from sqlclose.model.text import NAMED_IN_UTF8, RENAME_IN_UTF8, counted, name_shown, named, refuse_undecodable_path
+from sqlclose.model.text import (
+    NAMED_IN_UTF8,
+    RENAME_IN_UTF8,
+    counted,
+    name_cut,
+    name_shown,
+    named,
+    refuse_undecodable_path,
+    shown,
+)
 from sqlclose.prepare.sources import SourceLike, brings_engine, magic_format
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
@@ -120,7 +129,7 @@ def _verified(path: Path, report_path: Path, spec: Spec | str | Path | None, eng
     elif lenient:
         rebuilt = models_from_report(doc)
         models, unmodelled = rebuilt.models, set(rebuilt.unknown)
-        notes.lines += rebuilt.notes + [f"{name}: its distances were not checked: {why}"
+        notes.lines += rebuilt.notes + [f"{name_cut(name)}: its distances were not checked: {why}"
                                         for name, why in rebuilt.unknown.items()]
     else:
         models = {name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
@@ -167,15 +176,15 @@ def _verified(path: Path, report_path: Path, spec: Spec | str | Path | None, eng
             if spec is not None:  # the operator's hierarchy, which may not be the release's: bad input
                 raise
             rows = "" if off.rows is None else f" in {counted(off.rows, 'row')}"
-            problems.append(f"{off.column}: the file holds {counted(off.values, 'value')}{rows} that its hierarchy "
-                            "lacks (not shown: sensitive values), which no release made with it holds")
+            problems.append(f"{name_cut(off.column)}: the file holds {counted(off.values, 'value')}{rows} that "
+                            "its hierarchy lacks (not shown: sensitive values), which no release made with it holds")
             return _outcome(path, report_path, problems, notes), None
         audit_ = audit.to_dict()
     for name, entry in privacy["sensitive"].items():
         measured = audit_["sensitive"][name]
         for key in ("distinct_l", "entropy_l", "recursive", "p"):
             if key in entry:
-                problems += claims.differs(f"privacy.sensitive.{name}.{key}.reached", entry[key]["reached"],
+                problems += claims.differs(f"privacy.sensitive.{name_cut(name)}.{key}.reached", entry[key]["reached"],
                                            _reached(measured, key))
         if "t" in entry and name in doc.get("t_against_release", {}) and name not in unmodelled:
             problems += _t_against_release(name, entry, doc["t_against_release"][name], measured, models.get(name))
@@ -237,10 +246,10 @@ def _t_against_release(name: str, entry: dict, claimed: Any, measured: dict, mod
     if distance not in measured["distances"]:
         judged = f"judges {name_shown(name)} by {claims.as_json(model.distance)}" if model is not None else \
             "gives no model of it"
-        return [f"privacy.sensitive.{name}.distance: the report says {claims.as_json(distance)}, the spec given "
-                f"(--spec) {judged}, and the file's {name_shown(name)} was not measured by {claims.as_json(distance)}: "
-                "give the release's spec"]
-    return claims.differs(f"t_against_release.{name}", claimed, measured["distances"][distance]["reached"])
+        return [f"privacy.sensitive.{name_cut(name)}.distance: the report says {claims.as_json(distance)}, the "
+                f"spec given (--spec) {judged}, and the file's {name_shown(name)} was not measured by "
+                f"{claims.as_json(distance)}: give the release's spec"]
+    return claims.differs(f"t_against_release.{name_cut(name)}", claimed, measured["distances"][distance]["reached"])
 
 
 QUERY_DIGEST_NOTE = ("the report's output.sha256 is its release query's (the warehouse made the rows), not this "
@@ -714,8 +723,9 @@ def _unread_partitions(engine: DuckDBEngine, written: exp.Expression, parsed: di
                                 true=exp.Literal.number(1), false=exp.Literal.number(0))).as_(f"c{i}")
             for i, (c, t) in enumerate(zip(columns, typed))]
     row = engine.fetch_row(exp.select(*lost, exp.Count(this=exp.Star()).as_("n")).from_(written.copy()))
-    told = [f"output.column_types.{c}: the report says {as_json(types[c])}, which reads {row[f'c{i}']} of the "
-            f"folder's {row['n']} rows' {name_shown(c)} (their partition folders' names) as no value"
+    told = [f"output.column_types.{name_cut(c)}: the report says {as_json(types[c])}, which reads "
+            f"{row[f'c{i}']} of the folder's {row['n']} rows' {name_shown(c)} (their partition folders' names) as "
+            "no value"
             for i, c in enumerate(columns) if row[f"c{i}"]]
     return "; ".join(told) or None
 
@@ -730,8 +740,9 @@ def _report_types(types: dict[str, str]) -> dict[str, exp.DataType]:
         try:
             parsed[column] = exp.DataType.build(kind, dialect="duckdb")
         except (SqlglotError, ValueError, TypeError):
-            raise InputError(f"output.column_types.{column} is {kind!r}, which names no column type: the report "
-                             "is not one sqlclose wrote (give the report written beside the release)") from None
+            raise InputError(f"output.column_types.{name_cut(column)} is {shown(kind)}, which names no column "
+                             "type: the report is not one sqlclose wrote (give the report written beside the "
+                             "release)") from None
     return parsed
 
 
@@ -764,8 +775,9 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _N
         return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
     except ValidationError as e:  # a t of 0 or 5, an unknown distance: no model sqlclose releases under
         reasons = "; ".join(f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in e.errors())
-        raise InputError(f"privacy.sensitive.{name} of the report is no model sqlclose releases under ({reasons}): "
-                         "give the report written beside the release, or the release's spec (--spec)") from None
+        raise InputError(f"privacy.sensitive.{name_cut(name)} of the report is no model sqlclose releases under "
+                         f"({reasons}): give the report written beside the release, or the release's spec "
+                         "(--spec)") from None
 
 
 def _stripped_digests(doc: dict) -> list[str]:
@@ -779,8 +791,8 @@ def _stripped_digests(doc: dict) -> list[str]:
     digests = [doc["input"].get("fingerprint"), doc.get("spec_sha256"), *(h.get("sha256") for h in named.values())]
     if not any(digests):
         return []
-    return [f"hierarchies.{name}.sha256: the report gives none, yet its other digests are keyed: a release made "
-            "with the operator's key gives every hierarchy file's"
+    return [f"hierarchies.{name_cut(name)}.sha256: the report gives none, yet its other digests are keyed: a "
+            "release made with the operator's key gives every hierarchy file's"
             for name, h in named.items() if h.get("sha256") is None]
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from sqlclose.audit.figures import LabelFigures, ReleaseFigures
 from sqlclose.audit.rule_covers import RuleDomain, readings
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.text import agreeing, name_shown
+from sqlclose.model.text import agreeing, name_cut, name_shown
 
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # a step's weight counts the leaves it adds
 SEVEN = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
@@ -178,7 +178,7 @@ def alteration_claims(utility: Mapping, columns: Mapping[str, ColumnRecords], fu
         if why:
             unknown[name] = why
         elif not _agrees(said, made):
-            problems.append(_mismatch(f"utility.alteration.{name}", said, made, maker)
+            problems.append(_mismatch(f"utility.alteration.{name_cut(name)}", said, made, maker)
                             + (aside if name in LEAF_COUNTING else ""))
     problems += _mean_claims(utility, given, withheld)
     notes = [f"utility.alteration.{', '.join(names)} {agreeing(len(names), 'was', 'were')} not re-derived "

@@ -21,7 +21,7 @@ from sqlclose.audit.figures import ReleaseFigures
 from sqlclose.errors import EnvironmentFailure, InputError
 from sqlclose.model.own_files import unreadable_report
 from sqlclose.model.spec import ALL_DISTANCES, GAA_STRATEGIES
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import name_cut, name_shown
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
 T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
@@ -82,7 +82,7 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
                          f"{'it' if len(missing) == 1 else 'them'} in another form)")
     not_counts = [f"{field} is {json.dumps(value)}, not a whole number" for field in _COUNTS
                   if (field in needs or field == "input.dropped_null_rows") and not _is_count(value := _at(doc, field))]
-    not_counts += [f"{section}.{name} is {json.dumps(entry)}, not an object" for section in ("generalization",
+    not_counts += [f"{section}.{name_cut(name)} is {json.dumps(entry)}, not an object" for section in ("generalization",
                    "privacy.sensitive") if section in needs for name, entry in _at(doc, section).items()
                    if not isinstance(entry, dict)]
     if not not_counts:  # the sections are objects: their figures can be looked at
@@ -259,8 +259,8 @@ def _negative_counts(doc: dict) -> list[str]:
 
 def _unnamed_distances(doc: dict) -> list[str]:
     """A t model's entry names its distance: without it, no distance can be measured to judge its t."""
-    return [f"privacy.sensitive.{name}.distance is {'null' if 'distance' in entry else 'left out'}, though the "
-            f"entry holds a t model (t = {json.dumps(entry['t'])}): it names the distance t is judged with"
+    return [f"privacy.sensitive.{name_cut(name)}.distance is {'null' if 'distance' in entry else 'left out'}, "
+            f"though the entry holds a t model (t = {json.dumps(entry['t'])}): it names the distance t is judged with"
             for name, entry in doc["privacy"]["sensitive"].items()
             if entry.get("t") is not None and entry.get("distance") is None]
 
@@ -349,24 +349,25 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     for name, g in doc["generalization"].items():
         level, levels = g.get("level"), g.get("levels")
         if level is None and doc.get("algorithm", "incognito") != "gaa":  # not a hole the checks fall through
-            problems.append(f"generalization.{name}.level: the report gives none, and a full-domain release "
+            problems.append(f"generalization.{name_cut(name)}.level: the report gives none, and a full-domain release "
                             f"(algorithm {doc.get('algorithm', 'incognito')!r}) has one level per column")
         if level is None:  # GAA: classes at several levels
             continue
         if node is not None and node.get(name, _ABSENT) != level:
             said = f"says {as_json(node[name])}" if name in node else "leaves it out"
-            problems.append(f"node.{name}: the report {said}, its generalization.{name}.level says {level}")
+            problems.append(f"node.{name_cut(name)}: the report {said}, its "
+                            f"generalization.{name_cut(name)}.level says {level}")
         if isinstance(lattice, dict) and lattice.get(name, _ABSENT) != levels:
             said = f"says {as_json(lattice[name])}" if name in lattice else "is left out"
-            problems.append(f"generalization.{name}.levels: the report says {levels}, its lattice.levels.{name} "
-                            f"{said}")
+            problems.append(f"generalization.{name_cut(name)}.levels: the report says {levels}, its "
+                            f"lattice.levels.{name_cut(name)} {said}")
         if not 0 <= level < levels:
-            problems.append(f"generalization.{name}.level: the report says {level}, outside the hierarchy's "
+            problems.append(f"generalization.{name_cut(name)}.level: the report says {level}, outside the hierarchy's "
                             f"levels 0..{levels - 1}")
             continue
         if g.get("at_top") != (level == levels - 1):  # null or left out too: the node decides it
             said = f"says {as_json(g['at_top'])}" if g.get("at_top") is not None else "gives none"
-            problems.append(f"generalization.{name}.at_top: the report {said}, level {level} of "
+            problems.append(f"generalization.{name_cut(name)}.at_top: the report {said}, level {level} of "
                             f"{levels} is {'' if level == levels - 1 else 'not '}the top")
         per_level = outside.get(name)
         if per_level is None or level not in per_level or per_level[level] == 0:
@@ -374,7 +375,7 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
         fits = [lv for lv, n in sorted(per_level.items()) if n == 0]
         where = (f"the file's labels are those of level {fits[0]}" if fits else
                  "the file's labels are not those of one level")
-        problems.append(f"generalization.{name}.level (node.{name}): the report says {level}, "
+        problems.append(f"generalization.{name_cut(name)}.level (node.{name_cut(name)}): the report says {level}, "
                         f"{per_level[level]} of the file's labels are not labels of that level ({where})")
     return problems
 
@@ -396,7 +397,8 @@ def lattice_claims(doc: dict, hierarchy_levels: Mapping[str, int]) -> list[str]:
     for name, known in hierarchy_levels.items():
         said = (doc["generalization"].get(name) or {}).get("levels")
         if said is not None and said != known:
-            problems.append(f"generalization.{name}.levels: the report says {said}, the column's hierarchy has {known}")
+            problems.append(f"generalization.{name_cut(name)}.levels: the report says {said}, the column's "
+                            f"hierarchy has {known}")
     return problems
 
 
@@ -409,7 +411,7 @@ def several_level_claims(doc: dict, figures: ReleaseFigures, hierarchy_levels: M
         return []
     problems: list[str] = []
     for name, g in doc["generalization"].items():
-        levels, field = g.get("levels"), f"generalization.{name}"
+        levels, field = g.get("levels"), f"generalization.{name_cut(name)}"
         given = g.get("classes_per_level") or {}
         if unread := _unread_counts(given):
             problems.append(f"{field}.classes_per_level: the report gives {', '.join(unread)}: a whole number of "
@@ -459,19 +461,21 @@ def label_claims(doc: dict, among: Mapping[str, int], figures: ReleaseFigures, s
         found = (figures.labels or {}).get(name)
         if found is None:
             continue
-        problems += differs(f"generalization.{name}.label_count", g.get("label_count"), found.count,
+        problems += differs(f"generalization.{name_cut(name)}.label_count", g.get("label_count"), found.count,
                             "the file holds")
         if name in among:
             if among[name] != len(g["labels"]):
-                problems.append(f"generalization.{name}.labels: the report says {as_json(g['labels'])}, the file "
-                                f"holds {among[name]} of them as values of its column (its own labels not shown: "
-                                "a file that is not the release may hold raw values)")
+                problems.append(f"generalization.{name_cut(name)}.labels: the report says "
+                                f"{as_json(g['labels'])}, the file holds {among[name]} of them as values of its "
+                                "column (its own labels not shown: a file that is not the release may hold raw "
+                                "values)")
         elif list(g.get("labels") or []) != found.first[:shown]:
             # The file's own labels are not shown: a file that is not the release (the raw table
             # given by mistake) holds raw values, and the message lands in job logs.
-            problems.append(f"generalization.{name}.labels: the report says {as_json(g.get('labels'))}, the file's "
-                            f"first {min(shown, found.count)} of its {found.count} distinct label(s) differ from them "
-                            "(not shown: a file that is not the release may hold raw values)")
+            problems.append(f"generalization.{name_cut(name)}.labels: the report says "
+                            f"{as_json(g.get('labels'))}, the file's first {min(shown, found.count)} of its "
+                            f"{found.count} distinct label(s) differ from them (not shown: a file that is not the "
+                            "release may hold raw values)")
     return problems
 
 
@@ -529,7 +533,7 @@ def requirement_claims(doc: dict, spec_models: Mapping[str, Any] | None = None) 
             if not isinstance(model, dict):
                 continue
             required, reached = model.get(parameter), model.get("reached")
-            field = f"privacy.sensitive.{name}.{key}"
+            field = f"privacy.sensitive.{name_cut(name)}.{key}"
             if isinstance(required, (int, float)) and isinstance(reached, (int, float)) and not (
                     reached >= required * (1 - _RELATIVE_TOLERANCE) if how == "at least" else reached < required):
                 problems.append(f"{field}: the report says it reached {reached}, not {how} its own "
@@ -558,9 +562,10 @@ def suppressed_t_claims(doc: dict) -> list[str]:
         t = entry.get("t")
         if isinstance(own, (int, float)) and isinstance(t, (int, float)) and entry.get("distance") in _METRICS \
                 and own - share > t + T_TOLERANCE:
-            problems.append(f"privacy.sensitive.{name}.t: the report says {t}, but a class of the file is "
-                            f"{own:.4f} from the file's own distribution (t_against_release.{name}), so at least "
-                            f"{own - share:.4f} from the input's, {suppressed} of {entered} rows being suppressed")
+            problems.append(f"privacy.sensitive.{name_cut(name)}.t: the report says {t}, but a class of the file is "
+                            f"{own:.4f} from the file's own distribution (t_against_release.{name_cut(name)}), "
+                            f"so at least {own - share:.4f} from the input's, {suppressed} of {entered} rows being "
+                            "suppressed")
     return problems
 
 
@@ -594,7 +599,7 @@ def spec_claims(doc: dict, spec: Any) -> list[str]:
         entry = held.get(name)
         if not isinstance(entry, dict):
             continue
-        field = f"privacy.sensitive.{name}"
+        field = f"privacy.sensitive.{name_cut(name)}"
         if model.t is not None:
             if entry.get("t") != model.t:
                 problems.append(f"{field}.t: the report says {as_json(entry.get('t'))}, the spec given (--spec) "
@@ -629,17 +634,17 @@ def distance_claims(doc: dict, measured: Mapping[str, dict], unmeasured: Collect
     for name, entry in doc["privacy"]["sensitive"].items():
         if entry.get("t") is None:
             if _T_KEYS & entry.keys():  # a t model's entry, its requirement blanked: nothing to judge against
-                problems.append(f"privacy.sensitive.{name}.t: the report gives none for the t model it holds "
+                problems.append(f"privacy.sensitive.{name_cut(name)}.t: the report gives none for the t model it holds "
                                 f"({', '.join(sorted(_T_KEYS & entry.keys()))})")
             continue
         problems += _unexplained_distance(name, entry, suppressed)
         for key in ("max_emd", "max_distance"):
             if entry.get(key) is None:
                 continue
-            field = f"privacy.sensitive.{name}.{key}"
+            field = f"privacy.sensitive.{name_cut(name)}.{key}"
             if entry[key] > entry["t"] + T_TOLERANCE:
                 problems.append(f"{field}: the report says {entry[key]}, above its own t = {entry['t']} "
-                                f"(privacy.sensitive.{name}.t)")
+                                f"(privacy.sensitive.{name_cut(name)}.t)")
             if not suppressed and name not in unmeasured:
                 distances = (measured.get(name) or {}).get("distances", {})
                 found = (distances.get(entry.get("distance")) or {}).get("reached")
@@ -655,12 +660,12 @@ def _unexplained_distance(name: str, entry: dict, suppressed: int) -> list[str]:
     the file decides it."""
     if entry.get("max_emd") is not None or entry.get("max_distance") is not None:
         return []
-    field = f"privacy.sensitive.{name}.{'max_distance' if entry.get('emd') is False else 'max_emd'}"
+    field = f"privacy.sensitive.{name_cut(name)}.{'max_distance' if entry.get('emd') is False else 'max_emd'}"
     if not suppressed:
         return [f"{field}: the report gives none, and nothing was suppressed: the file's largest distance is the "
                 "figure, never withheld"]
     if not entry.get("withheld"):
-        return [f"{field}: the report gives none and no reason (privacy.sensitive.{name}.withheld)"]
+        return [f"{field}: the report gives none and no reason (privacy.sensitive.{name_cut(name)}.withheld)"]
     return []
 
 
@@ -674,7 +679,8 @@ def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     given = (doc.get("utility") or {}).get("sensitive") or {}
     for name, found in measured.items():  # a column of the utility section the privacy section lacks is not audited
         for key in ("l_diversity", "l1_closeness"):  # null only where the file has no class (measured null too)
-            problems += differs(f"utility.sensitive.{name}.{key}", (given.get(name) or {}).get(key), found.get(key))
+            problems += differs(f"utility.sensitive.{name_cut(name)}.{key}", (given.get(name) or {}).get(key),
+                                found.get(key))
     return problems
 
 

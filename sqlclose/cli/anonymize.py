@@ -25,7 +25,7 @@ from sqlclose.cli.common import (
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
 from sqlclose.errors import DatabaseLocked, EnvironmentFailure, SpecError, SqlcloseError
-from sqlclose.model.text import counted
+from sqlclose.model.text import counted, name_cut
 
 EXAMPLE = """\b
 Examples:
@@ -287,7 +287,7 @@ def _write_page(target, page: Path, spec, overwrite: bool) -> None:
 
 
 def _where(target) -> str:
-    return f"{target.path} (table {target.table})" if target.table else str(target.path)
+    return f"{target.path} (table {name_cut(target.table)})" if target.table else str(target.path)
 
 
 def _own_release(spec, target) -> dict | None:
@@ -475,7 +475,8 @@ def describe_sensitive(s: dict) -> str:
 
 
 def _print_summary(doc: dict, report: Path) -> None:
-    where = doc["output"]["path"] + (f" (table {doc['output']['table']})" if doc["output"].get("table") else "")
+    table = doc["output"].get("table")
+    where = doc["output"]["path"] + (f" (table {name_cut(table)})" if table else "")
     say(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {where}")
     if doc["node"] is not None:
         say(f"  node       {', '.join(f'{k}={v}' for k, v in doc['node'].items())}")

@@ -25,7 +25,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.errors import OptionError, SpecError, VerificationError
 from sqlclose.model.spec import ALL_DISTANCES
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import name_cut, name_shown
 
 if TYPE_CHECKING:
     from sqlclose.engine import Engine
@@ -334,7 +334,7 @@ def _read_hierarchies(files: dict[str, str], delimiter: str) -> dict:
         try:
             read[column] = Hierarchy.from_csv(path, delimiter, option="--hierarchy-delimiter")
         except HierarchyError as e:
-            raise HierarchyError(f"--hierarchy {column}={path}: {e}") from None
+            raise HierarchyError(f"--hierarchy {name_cut(column)}={path}: {e}") from None
     return read
 
 

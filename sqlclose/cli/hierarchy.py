@@ -12,7 +12,7 @@ import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, say, verbose_option
 from sqlclose.errors import DataError, InputError, NoRowsError, NotLeavesError, NullsError, SpecError
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import cut_in_advice, name_cut, name_shown
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
@@ -166,8 +166,9 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
         api.hierarchy_of(_file_spec(target, column, delimiter, sensitive), column, source)
     except NullsError as e:  # the run's advice names a spec's nulls, and there is no spec here
         raise DataError(f"column {name_shown(column)} has {counted(e.count, 'NULL value')} in {data}, which a "
-                        f"hierarchy file alone does not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or "
-                        "\"value\" says what a run does with them), or clean the data") from None
+                        f"hierarchy file alone does not decide: validate SPEC.toml:{name_cut(column)}"
+                        f"{cut_in_advice(column)} (its nulls = \"drop\" or \"value\" says what a run does with "
+                        "them), or clean the data") from None
     except NoRowsError:
         raise DataError(f"{data} has no rows: there is no value of {name_shown(column)} to check against the "
                         "hierarchy") from None

@@ -30,7 +30,7 @@ from sqlglot import exp
 
 from sqlclose.errors import EngineError, InputError
 from sqlclose.model.spec import DECIMAL_TYPE
-from sqlclose.model.text import agreeing, counted, name_shown
+from sqlclose.model.text import agreeing, counted, cut_in_advice, name_cut, name_shown
 
 _Result = TypeVar("_Result")  # what a fetch gives: a table, a schema
 
@@ -133,13 +133,15 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
         raise InputError(f"column {name_shown(column)} holds {counted(unusual, 'value')} read as numbers although not "
                          "written as plain ones (a digit separator such as 1_000); an ordered column of a CSV is read "
                          "from plain numbers unless its type is declared: write them as plain numbers, or declare it, "
-                         f"e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"BIGINT\")")
+                         f"e.g. [source] types = {{ {name_cut(column)} = \"DOUBLE\" }} (or "
+                         f"\"BIGINT\"){cut_in_advice(column)}")
     if numbers < values:
         return None
     raise InputError(f"column {name_shown(column)} holds {counted(values - whole, 'number')} that "
                      f"{agreeing(values - whole, 'is', 'are')} not whole (a fraction "
                      f"or an exponent); an ordered column of a CSV is read as whole numbers unless its type is "
-                     f"declared: declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
+                     f"declared: declare it, e.g. [source] types = {{ {name_cut(column)} = \"DOUBLE\" }} (or "
+                     f"\"DECIMAL(12, 2)\"){cut_in_advice(column)}")
 
 
 def _exact_patterns(declared: dict[str, str]) -> dict[str, str]:

@@ -310,7 +310,9 @@ def _dressing(con: duckdb.DuckDBPyConnection, where: tuple[str, str]) -> tuple[s
             f"FROM duckdb_columns() WHERE {on} ORDER BY column_index", list(where)).fetchall():
         phrases += [f"{what} on column {name_shown(name)}" for what, held in
                     (("an ENUM type", enum), ("a default", default), ("a comment", comment)) if held]
-    if con.execute(f"SELECT comment FROM duckdb_tables() WHERE {on}", list(where)).fetchone()[0] is not None:
+    # fetched to its end, as every read here: a result left open makes DuckDB refuse a relation's query next
+    # (ResourceInUse); this connection is table_slot's own and runs none, so it is for the next reader's sake
+    if con.execute(f"SELECT comment FROM duckdb_tables() WHERE {on}", list(where)).fetchall()[0][0] is not None:
         phrases.append("a comment on the table")
     phrases += [f"a {kind} constraint" for (kind,) in con.execute(
         f"SELECT DISTINCT constraint_type FROM duckdb_constraints() WHERE {on} ORDER BY 1", list(where)).fetchall()]

@@ -39,6 +39,7 @@ from sqlclose.model.text import (
     RENAME_IN_UTF8,
     clipped,
     counted,
+    name_cut,
     name_shown,
     read_utf8,
     refuse_undecodable_path,
@@ -905,9 +906,9 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     ``at``: the column, source and rows of the values, for the error counting those refused.
     """
     if not widths or any(not (_finite(w) and w > 0) for w in widths):  # NaN and inf make no band
-        raise HierarchyError(f"{name}: band widths must be finite positive numbers, got {list(widths)}")
+        raise HierarchyError(f"{name_cut(name)}: band widths must be finite positive numbers, got {list(widths)}")
     if not _finite(origin):
-        raise HierarchyError(f"{name}: origin must be a finite number (where the bands start), got {origin}")
+        raise HierarchyError(f"{name_cut(name)}: origin must be a finite number (where the bands start), got {origin}")
     # Bands are cut in exact decimal arithmetic on each value's text (the engine's shortest text of a
     # float, a BIGINT's every digit): floats cut 0.3 / 0.1 into band 2, and rounding that away moved
     # 2.9999999999 into [3, 4) and 9007199254740999 into 9007199254741000-…; 12 digits of an edge's
@@ -969,7 +970,7 @@ def unnested_widths(steps: Sequence[Decimal]) -> tuple[Decimal, Decimal] | None:
 def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:
     pair = unnested_widths(steps)
     if pair is not None:
-        raise HierarchyError(f"{name}: band widths must nest — each a multiple (≥2×) of the previous; "
+        raise HierarchyError(f"{name_cut(name)}: band widths must nest — each a multiple (≥2×) of the previous; "
                              f"{_number(pair[0])} then {_number(pair[1])} would give a band two parents")
 
 
@@ -1102,7 +1103,7 @@ def _exact(text: str, x: float | None, name: str) -> Decimal:
     try:
         return exact_value(text, x)
     except Refused as why:
-        raise HierarchyError(f"{name}: {text!r} is not a number bands can cut: {why.said_of(1)}") from None
+        raise HierarchyError(f"{name_cut(name)}: {text!r} is not a number bands can cut: {why.said_of(1)}") from None
 
 
 def _whole(x: Decimal) -> bool:
@@ -1144,29 +1145,30 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
     codes are made of, declared in the spec (model/domains.py); ``length``: their length, declared.
     ``at``: the column, source and rows of the values, for the errors counting those refused."""
     if len(mask_char) != 1:
-        raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
+        raise HierarchyError(f"{name_cut(name)}: mask_char must be one character, got {mask_char!r}")
     joined = "".join(values)  # the checks below look at every character at once, not code by code
     if alphabet is not None and joined.translate(dict.fromkeys(map(ord, alphabet))):  # a character left
         _refuse_outside_alphabet(values, alphabet, name, at)
     holding = sum(mask_char in v for v in values) if mask_char in joined else 0
     if holding:  # masked by "2", 47627 becomes 47622: a label that reads as a real code
         free = next((c for c in MASK_CHARACTERS if c not in (alphabet or "") and not any(c in v for v in values)), None)
-        raise HierarchyError(f"{name}: mask_char {mask_char!r} occurs in {holding} of the column's values, so a "
-                             "masked label could read as a real value; choose a character the values never hold"
+        raise HierarchyError(f"{name_cut(name)}: mask_char {mask_char!r} occurs in {holding} of the column's "
+                             "values, so a masked label could read as a real value; choose a character the values "
+                             "never hold"
                              + (f" (e.g. mask_char = {json.dumps(free)})" if free else ""))
     lengths = sorted(set(map(len, values)))
     if len(lengths) != 1 or (length is not None and lengths != [length]):
         _refuse_other_lengths(values, length, name, at)
     n = lengths[0]
     if n == 0:  # steps "within 1..0" said nothing of the cause
-        raise HierarchyError(f"{name}: every code is empty text (0 characters), and masking hides a code's "
+        raise HierarchyError(f"{name_cut(name)}: every code is empty text (0 characters), and masking hides a code's "
                              "characters: give the column its codes, or read empty text as NULL in a [source] query "
                              "(NULLIF(column, '')) and choose its nulls policy")
     steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
     masked = masked_per_level(steps, n)
     if masked is None:
         raise HierarchyError(
-            f"{name}: mask steps must increase strictly within 1..{n} (characters masked at each level), "
+            f"{name_cut(name)}: mask steps must increase strictly within 1..{n} (characters masked at each level), "
             f"got {steps}"
         )
     labels, dense, distinct = _masked_levels(values, steps, mask_char)

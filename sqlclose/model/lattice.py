@@ -14,7 +14,7 @@ from numbers import Integral
 import numpy as np
 
 from sqlclose.errors import InputError
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import clipped, name_cut, name_shown
 
 Node = tuple[int, ...]
 
@@ -45,7 +45,7 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
     lie in its range; without them (the spec alone, before the data is read) only the shape, the
     names and the levels' being whole and not negative are checked. Anything else, a fraction or
     a level too many among them, is an InputError saying the form expected: none is truncated."""
-    listed = ", ".join(names)
+    listed = ", ".join(map(name_cut, names))
     form = ("a node is a dict of quasi-identifier name to level (e.g. "
             f"{{{', '.join(f'{name_shown(n)}: 0' for n in names)}}}) "
             f"or a tuple of one level per quasi-identifier, in the spec's order ({listed})")
@@ -53,11 +53,11 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
         given = dict(node)
     elif isinstance(node, (tuple, list)):
         if len(node) != len(names):
-            raise InputError(f"node {tuple(node)!r} gives {len(node)} level{'s' * (len(node) != 1)} for "
+            raise InputError(f"node {clipped(repr(tuple(node)))} gives {len(node)} level{'s' * (len(node) != 1)} for "
                              f"{len(names)} quasi-identifier{'s' * (len(names) != 1)} ({listed}): {form}")
         given = dict(zip(names, node))
     else:
-        raise InputError(f"node {node!r} is a {type(node).__name__}: {form}")
+        raise InputError(f"node {clipped(repr(node))} is a {type(node).__name__}: {form}")
     unknown = sorted(str(k) for k in set(given) - set(names))
     if unknown:
         raise InputError(f"node names {name_shown(unknown[0])}, which is not a quasi-identifier (those are: {listed})"
@@ -70,10 +70,11 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
         level = given[name]
         top = f"0 to {levels[i] - 1}" if levels is not None else "0 or more"
         if not isinstance(level, Integral) or isinstance(level, bool):
-            raise InputError(f"node {name}={level!r}: a level is a whole number ({top}), not a "
+            raise InputError(f"node {name_cut(name)}={clipped(repr(level))}: a level is a whole number ({top}), not a "
                              f"{type(level).__name__}")
         if level < 0 or (levels is not None and level >= levels[i]):
-            raise InputError(f"node {name}={level}: {name_shown(name)} has no level {level} (its levels are {top})")
+            raise InputError(f"node {name_cut(name)}={level}: {name_shown(name)} has no level {level} (its "
+                             f"levels are {top})")
     return tuple(int(given[name]) for name in names)
 
 

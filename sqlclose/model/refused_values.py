@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sqlclose.errors import HierarchyError, InputError
 from sqlclose.model.mending import QUERY, mended
-from sqlclose.model.text import counted
+from sqlclose.model.text import counted, name_cut
 
 # Picks a column's refused values out: given the column (a quoted identifier), the condition.
 Condition = Callable[[exp.Expression], exp.Expression]
@@ -136,5 +136,5 @@ def refused_error(name: str, at: ValuesAt, reason: str, values: int, rows: int |
     """``<name> in <source>: the column holds N values (in M rows) <reason> (not shown: …)``, a noun
     singular for a count of 1 (``1 value (in 1 row)``); ``reason`` as it reads after that count."""
     told = counted(values, "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
-    where = name if at.source is None else f"{name} in {at.source}"
+    where = name_cut(name) if at.source is None else f"{name_cut(name)} in {at.source}"
     return error(f"{where}: the column holds {told} {reason} (not shown: an error names no data value){find}")

@@ -262,6 +262,7 @@ def named(noun: str, names: Iterable[object], plural: str | None = None) -> str:
 
 
 NAME_HEAD, NAME_TAIL = 60, 20  # what a message quotes of a name past NAME_HEAD + NAME_TAIL + 20 characters
+NAME_CUT = NAME_HEAD + NAME_TAIL + 20  # the longest name a message prints whole (``name_shown``, ``name_cut``)
 
 
 def name_shown(name: object) -> str:
@@ -270,9 +271,26 @@ def name_shown(name: object) -> str:
     length: ``'aaa…zzz' (100,000 characters)``. A 100,000-character name a spec gave was printed whole,
     100 kB of one error line (ninety-ninth round); its ends and length still tell it from the names
     beside it."""
-    if not isinstance(name, str) or len(name) <= NAME_HEAD + NAME_TAIL + 20:
+    if not isinstance(name, str) or len(name) <= NAME_CUT:
         return repr(name)
     return f"{repr(name[:NAME_HEAD] + '…' + name[-NAME_TAIL:])} ({len(name):,} characters)"
+
+
+def name_cut(name: object) -> str:
+    """A name printed unquoted in a message (``node age=2``, ``privacy.sensitive.disease.t``, ``(table
+    sales)``): the name itself up to ``NAME_CUT`` characters, else cut as ``name_shown`` cuts it, without
+    its quotes: ``aaa…zzz (100,000 characters)``. Printed whole, a 100,000-character name made 100 kB of
+    one error line (the hundredth round)."""
+    text = str(name)
+    if len(text) <= NAME_CUT:
+        return text
+    return f"{text[:NAME_HEAD]}…{text[-NAME_TAIL:]} ({len(text):,} characters)"
+
+
+def cut_in_advice(name: object) -> str:
+    """What follows advice (a TOML line, SQL) that prints a name by ``name_cut``: nothing for a name
+    printed whole; for one cut, that it is cut, so the advice is not copied as it is and fails."""
+    return "" if len(str(name)) <= NAME_CUT else " (the name is cut here: write it whole)"
 
 
 def given_items(given: object) -> list:

@@ -20,7 +20,7 @@ from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model import mending
 from sqlclose.model.spec import Source, Spec
-from sqlclose.model.text import agreeing, counted, name_shown
+from sqlclose.model.text import agreeing, counted, name_cut, name_shown
 from sqlclose.prepare.problem import (
     MAX_ROWS,
     Problem,
@@ -46,7 +46,7 @@ def warehouse_source(spec: Spec) -> Source:
 
 def not_read_here(source: Source) -> SpecError:
     """The error for running the local path on a warehouse table."""
-    return SpecError(f"the source is the warehouse table {source.table}, which sqlclose does not read: run "
+    return SpecError(f"the source is the warehouse table {name_cut(source.table)}, which sqlclose does not read: run "
                      "`sqlclose sql SPEC` there, export the result, then `sqlclose anonymize --histogram FILE SPEC` "
                      "(docs/warehouse.md)")
 

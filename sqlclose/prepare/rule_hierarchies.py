@@ -23,7 +23,7 @@ from sqlclose.model.hierarchy import (
 )
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import cut_in_advice, name_cut, name_shown
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
 
@@ -132,8 +132,8 @@ def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s:
     if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:
         return False
     fix = (", and the column is text, whose bands have whole widths: read it as numbers to band it in intervals "
-           f"like [35, 40) — declare its type ([source] types = {{ {at.column} = \"DOUBLE\" }} for a CSV) or store "
-           "it as a number — or clean the values")
+           f"like [35, 40) — declare its type ([source] types = {{ {name_cut(at.column)} = \"DOUBLE\" }} for a "
+           f"CSV{cut_in_advice(at.column)}) or store it as a number — or clean the values")
     why = Refused("that are not whole numbers" + fix, one="that is not a whole number" + fix)
     refusals = Refusals()
     for i, (text, x) in enumerate(pairs):

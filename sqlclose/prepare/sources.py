@@ -53,6 +53,8 @@ from sqlclose.model.text import (
     RENAME_IN_UTF8,
     agreeing,
     counted,
+    cut_in_advice,
+    name_cut,
     name_shown,
     named,
     refuse_undecodable_path,
@@ -730,7 +732,7 @@ def _catalog(run: Callable[[str], pa.Table]) -> tuple[dict[str, str], str]:
 def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Opened:
     files = _files(source)
     kind = source.kind
-    label = str(source.path) + (f" (table {source.table})" if source.table else "")
+    label = str(source.path) + (f" (table {name_cut(source.table)})" if source.table else "")
     folder = source.path.is_dir() and not source.is_pattern
     # Stamped as soon as they are listed, before a row is read (a CSV's copy, the fingerprint, the scan):
     # a file replaced while the run reads it is refused at the write, whenever it was replaced.
@@ -1189,8 +1191,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
         if column in read.numeric and column not in read.types and wanted == "BIGINT":
             # read as BIGINT because every value is a whole number: this one is past its range
             return (f"column {name_shown(column)} holds a whole number past BIGINT's range, ±9223372036854775807 "
-                    f"({where}); declare the column's type for numbers that large: [source] types = {{ {column} = "
-                    "\"DECIMAL(38, 0)\" } (or \"DOUBLE\")")
+                    f"({where}); declare the column's type for numbers that large: [source] types = "
+                    f"{{ {name_cut(column)} = \"DECIMAL(38, 0)\" }} (or \"DOUBLE\"){cut_in_advice(column)}")
         if column in read.numeric and column not in read.types and read.histogram:
             return (f"column {name_shown(column)} holds a value that is not a number ({where}); an ordered sensitive "
                     "column needs numbers: fix the value in the warehouse table (or count a view of it that makes it "

@@ -110,7 +110,9 @@ def refuse_orphaned_report(path: Path, report: Path) -> None:
     stale = [found for found, named, elsewhere in (
         (own, "the report beside the file the output's link names", "name that file itself"),
         (beside_link, "the report beside the output's link", f"give this release that report path ({beside_link})"))
-        if not same(found, report) and _holds_report(found, named, why, elsewhere)]
+        if not _replaced_by(report, found) and _holds_report(found, named, why, elsewhere)]
+    if stale and same(own, beside_link):
+        raise OutputExistsError(_one_report_two_names(path, placed, own, beside_link, report))
     if len(stale) == 2:
         raise OutputExistsError(f"the output path {path} is a symbolic link to {placed}, and both {beside_link} "
                                 f"(beside the link) and {own} (beside that file) are sqlclose reports: a release "
@@ -431,6 +433,31 @@ def same(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _one_report_two_names(path: Path, placed: Path, own: Path, beside_link: Path, report: Path) -> str:
+    """The refusal of a report elsewhere when the report beside the output's link and the one beside
+    the file it names are one file of two names: told as "both … are sqlclose reports", two reports
+    to choose between, where there is one (the hundredth round). Through a symbolic link either name
+    gives the one file the release's report (``placed_at``); a hard link's names part when one is
+    replaced, so one of them goes first."""
+    told = (f"the output path {path} is a symbolic link to {placed}, and the report beside that file, {own}, is "
+            f"the one beside the link too, {beside_link}")
+    if not (own.is_symlink() or beside_link.is_symlink()):
+        return (f"{told} (a hard link: one file of two names): a release's report replaces one of the names, and "
+                "the other would be left describing a file no longer there: remove one of the two names, and give "
+                "this release the other (--report)")
+    return (f"{told} (a symbolic link: one report of two names): this release's report goes to {report}, and that "
+            f"one would be left describing a file no longer there: give this release that report path (--report "
+            f"{beside_link}), which replaces the one report both names reach")
+
+
+def _replaced_by(report: Path, found: Path) -> bool:
+    """Whether writing the report at ``report`` replaces the file at ``found``: one name once links
+    are followed (``placed_at`` writes through a symbolic link). A hard link's other name is not
+    (``same`` takes it for the file): the report is renamed over one name, and the other kept the
+    old report, vouching for a file no longer there (the hundredth round)."""
+    return os.path.realpath(report) == os.path.realpath(found)
 
 
 def remove(path: Path) -> None:

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import InputError
-from sqlclose.model.text import agreeing, counted, name_shown
+from sqlclose.model.text import agreeing, counted, name_cut, name_shown
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.large_string(): "VARCHAR", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
@@ -104,9 +104,9 @@ def _refuse_unwritable_text(engine: Engine, query: exp.Expression, params: Seque
         if found.get(f"l{i}"):
             raise InputError(f"cannot partition by {name_shown(name)}: {counted(found[f'l{i}'], 'row')} "
                              f"{agreeing(found[f'l{i}'], 'holds', 'hold')} a value whose "
-                             f"folder name ({name}=… as the {engine.name} engine escapes it) is longer than the "
-                             f"{limit} bytes a file name may have here; partition by a column of shorter values, or "
-                             "release it as it is without partitioning")
+                             f"folder name ({name_cut(name)}=… as the {engine.name} engine escapes it) is longer "
+                             f"than the {limit} bytes a file name may have here; partition by a column of shorter "
+                             "values, or release it as it is without partitioning")
 
 
 def _unwritten_said(engine: Engine, name: str, rows: int) -> str:

@@ -33,7 +33,7 @@ from sqlclose.model.file_stamps import Stamp, refuse_changed_files
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
-from sqlclose.model.text import name_shown
+from sqlclose.model.text import name_cut, name_shown
 from sqlclose.prepare.digests import fingerprint_kind, rows_digest
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
@@ -580,7 +580,7 @@ def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> floa
 
 
 def _listed(node: dict[str, int]) -> str:
-    return ", ".join(f"{name}={level}" for name, level in node.items())
+    return ", ".join(f"{name_cut(name)}={level}" for name, level in node.items())
 
 
 def _text_or_none(path: Path | None) -> str | None:
