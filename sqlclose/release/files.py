@@ -141,7 +141,7 @@ def refuse_stale_default_report(path: Path, report: Path, table: str | None = No
     its report elsewhere never made that one, and is not refused; one that did is told to give that
     path, or to remove the report."""
     own = default_report_path(path, table)
-    if same(own, report) or not own.exists():
+    if _replaced_by(report, own) or not own.exists():  # a hard link of it is no replacement
         return
     why = "a release written with its report elsewhere would leave it describing a file no longer there"
     if not _holds_report(own, "the report beside the output", why, f"give this release that report path ({own})"):
