@@ -6,9 +6,10 @@ session is made, so the SQL this engine renders can be inspected (and snapshot-t
 Needs pyspark ≥ 4 (``DataFrame.toArrow``, ``createDataFrame`` from Arrow, named parameters).
 
 Objects of ours are temporary views of the session: Arrow tables become local relations, temp
-tables are cached DataFrames (materialized at once, so the source is scanned once, as in
-DuckDB). Bound parameters are named (``:p1``, ``:p2`` …): Spark has no numbered markers, and
-``?`` markers bind by position of appearance, which is not the order values are collected in.
+tables are cached DataFrames (computed whole by the first statement that reads them, or before
+the first that does not, so the source is scanned once, as in DuckDB). Bound parameters are named
+(``:p1``, ``:p2`` …): Spark has no numbered markers, and ``?`` markers bind by position of
+appearance, which is not the order values are collected in.
 """
 
 from __future__ import annotations
