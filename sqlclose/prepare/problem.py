@@ -852,7 +852,11 @@ def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive, advi
     # depend on it: a column given as it is is written optional (queries.given_as_is).
     values = domain.arrow if isinstance(domain, ArrowValues) else domain
     ask.add_lookup(c.lookup, arrow_table({"value": values, "code": np.arange(len(domain), dtype=np.int64)}), load=True)
-    _check_leaves(ask, c, hierarchy, advice)
+    if hierarchy is not None or not c.typed:
+        # A typed column without a hierarchy has for its domain its own values' text, read just now by
+        # the very cast the check reads them by, on the same engine and table: no value can lack it.
+        # The check was two jobs on Spark (Table 3: 0.3-0.7 s a release).
+        _check_leaves(ask, c, hierarchy, advice)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(ask, c, domain, hierarchy, advice)
     return SensitiveColumn(c.name, s, domain, hierarchy, coded=c)

@@ -1,0 +1,169 @@
+"""Statements the Spark engine no longer runs, their answer known before they run (marked ``spark``).
+
+Each statement on Spark is a job, ~0.1-0.3 s on a small table in the tests' session, and a pass
+over every row on a large one. Oracles: the SQL texts the session itself was handed (a spy on
+``SparkSession.sql``, beside sqlclose's code), Spark's own count of the jobs it ran
+(``statusTracker``), and the written folder's rows read back by DuckDB.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqlclose
+from sqlclose.engine import SparkEngine
+from sqlclose.errors import InputError
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+
+
+@pytest.fixture
+def spark(spark_session):
+    engine = SparkEngine(spark_session)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def statements(spark_session, monkeypatch) -> list[str]:
+    """Every SQL text the session is handed while the test runs."""
+    seen: list[str] = []
+    real = spark_session.sql
+
+    def spied(query, *args, **kwargs):
+        seen.append(query)
+        return real(query, *args, **kwargs)
+
+    monkeypatch.setattr(spark_session, "sql", spied)
+    return seen
+
+
+def _written(folder: Path) -> list[tuple]:
+    return duckdb.sql("SELECT * FROM read_parquet($1) ORDER BY ALL", params=[str(folder / "*.parquet")]).fetchall()
+
+
+def test_a_csv_read_by_spark_is_not_passed_over_for_utf8(spark, statements, tmp_path: Path) -> None:
+    """The text of a CSV Spark decoded itself is UTF-8 by construction (a byte its encoding does not
+    decode is U+FFFD, which the read refuses): its release ran a job over every row asking each text
+    column is_valid_utf8 (Adult: 2.6 s of a 27 s release). None now, for every encoding; the release is
+    as before (its rows: Table 5 of Li et al.), and a CSV not in its encoding is still refused."""
+    for encoding in ("utf-8", "utf-16", "latin-1"):
+        path = tmp_path / f"table3-{encoding}.csv"
+        path.write_text((TABLE3 / "table3.csv").read_text(encoding="utf-8"), encoding=encoding)
+        spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+        spec = spec.model_copy(update={"source": spec.source.model_copy(update={"path": path,
+                                                                                 "encoding": encoding})})
+        with sqlclose.anonymize(None, spec, engine=spark) as release:
+            release.write_parquet_folder(tmp_path / encoding)
+        rows = _written(tmp_path / encoding)
+        assert len(rows) == 9 and {(z, a) for z, a, *_ in rows} == {("4760*", "<40"), ("4767*", "<40"),
+                                                                    ("4790*", ">=40")}
+    assert statements and not [s for s in statements if "IS_VALID_UTF8" in s.upper()]
+    bad = tmp_path / "latin1.csv"
+    with bad.open("w", encoding="latin-1", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([("zip", "age", "salary", "disease"),
+                                                      *[("47677", "29", "3", "Mönchen")] * 3])
+    spec = {"privacy": {"k": 3}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+            "sensitive": {"disease": {"distinct_l": 1}}}
+    with pytest.raises(InputError, match="bytes that are not utf-8 text"):
+        sqlclose.anonymize(str(bad), spec, engine=spark)
+
+
+def test_a_parquet_sources_text_is_still_passed_over_for_utf8(spark, statements, tmp_path: Path) -> None:
+    """Only a CSV Spark decoded skips the pass: a Parquet STRING holds whatever bytes its writer put
+    (tests/test_spark_sources.py refuses those that are not UTF-8)."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    table = pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": "string"}))
+    pq.write_table(table, tmp_path / "table3.parquet")
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    with sqlclose.anonymize(str(tmp_path / "table3.parquet"), spec, engine=spark) as release:
+        release.write_parquet_folder(tmp_path / "out")
+    assert len(_written(tmp_path / "out")) == 9
+    assert len([s for s in statements if "IS_VALID_UTF8" in s.upper()]) == 1
+
+
+def test_an_ordered_columns_values_are_not_checked_against_themselves(spark, spark_session, statements,
+                                                                      tmp_path: Path) -> None:
+    """An ordered sensitive column without a hierarchy (Table 3's salary) has for its domain its own
+    values' text, read on Spark: the check that each value is in that domain, a query of the column's
+    values against its lookup, ran two jobs that could find nothing. It is not run now; the release
+    is as before (9 rows, Table 5's classes). A hierarchy's leaves are still checked
+    (``disease``: its lookup is read against the values, locally)."""
+    tracker = spark_session.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup(None))
+    with sqlclose.anonymize(None, TABLE3 / "table3.toml", engine=spark) as release:
+        release.write_parquet_folder(tmp_path / "out")
+    rows = _written(tmp_path / "out")
+    assert len(rows) == 9 and sorted(r[2] for r in rows) == [1000 * k for k in range(3, 12)]  # as read
+    salary = "__sqlclose_lookup_s0_"  # salary is the first sensitive column: its lookup's name
+    assert any(salary in s for s in statements)  # the lookup is made and joined (the base histogram)
+    assert not [s for s in statements if salary in s and "column_values" in s]
+    assert len(set(tracker.getJobIdsForGroup(None)) - before) > 10  # the spy and the tracker saw the release
+
+
+def _jobs(spark_session) -> set[int]:
+    return set(spark_session.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
+def _cached(spark_session) -> list[tuple[int, int]]:
+    """Each cached relation holding a partition: its partitions held, and its partitions (the JVM's
+    storage status, which lists a relation once a partition of it is held)."""
+    return [(info.numCachedPartitions(), info.numPartitions())
+            for info in spark_session.sparkContext._jsc.sc().getRDDStorageInfo()]
+
+
+def test_a_kept_table_is_computed_by_the_statement_that_reads_it(spark, spark_session) -> None:
+    """A temporary table was computed when made, by a count: a job of its own, then the statement that
+    reads it, most often the next (the column values, the base histogram, the re-check's grouped file),
+    a second. The statement that reads it computes it now, whole (Spark caches a partition whole), in
+    one job; one made and not read by the next statement is computed before it, as before. Oracles:
+    Spark's job count and storage status, and a count of the values by Python's Counter."""
+    from collections import Counter
+
+    import pyarrow as pa
+    from sqlglot import exp
+
+    values = [f"v{i % 7}" for i in range(100)]
+    spark.register("src", pa.table({"k": values}))
+    earlier = len(_cached(spark_session))  # relations other tests left cached, if any
+    before = _jobs(spark_session)
+    kept = spark.create_temp_table("kept", exp.select("k", "COUNT(*) AS n").from_("src").group_by("k"))
+    made = _jobs(spark_session)
+    rows = spark.fetch(exp.select("*").from_(kept).limit(1000))
+    assert len(made - before) == 0 and len(_jobs(spark_session) - made) == 1
+    assert dict(zip(rows.column("k").to_pylist(), rows.column("n").to_pylist())) == Counter(values)
+    cached = _cached(spark_session)
+    assert len(cached) == earlier + 1 and all(held == parts > 0 for held, parts in cached)  # the cache is whole
+    other = spark.create_temp_table("other", exp.select("k").from_(kept).where("n > 14"))
+    assert len(_cached(spark_session)) == earlier + 1  # made, not computed
+    spark.fetch(exp.select("*").from_("src").limit(1))  # reads another table: "other" is computed first
+    cached = _cached(spark_session)
+    assert len(cached) == earlier + 2 and all(held == parts > 0 for held, parts in cached)
+    assert spark.fetch(exp.select("*").from_(other)).num_rows == len([v for v, n in Counter(values).items() if n > 14])
+
+
+def test_a_kept_tables_own_error_is_told_with_its_sql(spark) -> None:
+    """A kept table whose query fails on a row (a CAST in ANSI mode) is refused as it was when made:
+    bad input naming no value, its own SQL in the error (not that of the statement that read it)."""
+    import pyarrow as pa
+    from sqlglot import exp
+
+    from sqlclose.errors import SourceDataError
+
+    spark.register("src", pa.table({"k": ["1", "2", "x3"]}))
+    kept = spark.create_temp_table("kept", exp.select("k").from_("src").group_by("k"))
+    with pytest.raises(SourceDataError) as refused:
+        bad = spark.create_temp_table("bad", exp.select("CAST(k AS INT) AS v").from_(kept))
+        spark.fetch(exp.select("SUM(v) AS s").from_(bad))
+    assert "CAST(k AS INT)" in refused.value.sql and "SUM(v)" not in refused.value.sql
+    assert "x3" not in str(refused.value)
