@@ -355,10 +355,26 @@ def test_charts_into_a_folder_not_made_yet(tmp_path):
             assert image.format == "PNG"
 
 
-def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
+def _charts_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chart written whole where it would be drawn, but not drawn (~0.8 s each, 10 in a sweep here): which
+    charts a sweep writes and keeps is decided before the drawing; the drawing is tested on its own
+    (``test_sweep_command_end_to_end_on_table3``, the chart tests below)."""
+    from sqlclose.model.whole_files import replaced_whole
+    from sqlclose.utility import charts
+
+    def written_undrawn(plt, path: Path, curves, **labels) -> Path:
+        with replaced_whole(path) as temporary:
+            temporary.write_bytes(b"not drawn")
+        return path
+
+    monkeypatch.setattr(charts, "_line_chart", written_undrawn)
+
+
+def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path, monkeypatch):
     # An analyst swept with a sensitive column (l-diversity and L1 charts), then swept again with
     # --overwrite into the same folder. The earlier l_diversity.png stayed beside the new
     # sweep.csv, whose runs have no l-diversity value: a chart of another sweep read as this one's.
+    _charts_not_drawn(monkeypatch)
     out = tmp_path / "sweep"
     first = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--quiet"])
     assert first.exit_code == 0, first.output
