@@ -11,7 +11,9 @@ the lookup's) sort the file otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,45 @@ class NodeFile:
     expected: pa.Table  # the VARCHAR query's rows
     text_schema: pa.Schema  # the VARCHAR query written by the same COPY
     in_types: bool  # the write's query had labels in dictionary types
+    objects: Watched  # the engine's types, lookups and temporary objects around the write
+
+
+@dataclass
+class Watched:
+    """What the engine held around one write: its dictionary types and lookups at the write's COPY
+    (``during``) and after it (``after``), its temporary objects before and after it."""
+    during: list[tuple[int, int]]
+    after: tuple[int, int]
+    temp_before: list
+    temp_after: list
+
+
+@contextlib.contextmanager
+def _copies_watched(engine: DuckDBEngine) -> Iterator[list[tuple[tuple[int, int], exp.Expression]]]:
+    """Each COPY the engine runs in the block: its query, and the types and lookups held as it ran."""
+    seen: list[tuple[tuple[int, int], exp.Expression]] = []
+    copy = engine.copy_to_parquet
+
+    def watched(query: exp.Expression, *args, **kwargs) -> None:
+        seen.append((_write_objects(engine), query))
+        copy(query, *args, **kwargs)
+
+    engine.copy_to_parquet = watched  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        del engine.copy_to_parquet
+
+
+def _watched_write(at: Release, path: Path) -> tuple[Watched, list[exp.Expression]]:
+    """``at`` written to ``path``, the engine watched around it; with the queries its COPYs ran."""
+    engine = at.problem.engine
+    at._own_tables()  # kept by the release for all its queries, made before the write
+    before = list(engine._temp)
+    with _copies_watched(engine) as seen:
+        at.write(path)
+    return (Watched([objects for objects, _ in seen], _write_objects(engine), before, list(engine._temp)),
+            [query for _, query in seen])
 
 
 def _write_each_node(release: Release, folder: Path, way: str) -> list[NodeFile]:
@@ -92,23 +133,28 @@ def _write_each_node(release: Release, folder: Path, way: str) -> list[NodeFile]
         if way != "from counts":
             at._counted_columns = lambda: None  # type: ignore[method-assign]
         assert (at._counted_columns() is not None) == (way == "from counts")
-        query, _ = at.query(dictionaries=True)
-        in_types = _in_types(query)
         expected = at.to_arrow()  # the oracle: the VARCHAR query
-        written(at, folder / f"{i}.parquet")
+        objects, queries = _watched_write(at, folder / f"{i}.parquet")
         text_query, params = at.query()
         at.problem.engine.copy_to_parquet(text_query, folder / f"{i}.text.parquet", params)
         node_files.append(NodeFile(node, folder / f"{i}.parquet", expected,
-                                   pq.read_schema(folder / f"{i}.text.parquet"), in_types))
+                                   pq.read_schema(folder / f"{i}.text.parquet"),
+                                   len(queries) == 1 and _in_types(queries[0]), objects))
     return node_files
 
 
 @pytest.fixture(scope="module")
-def from_counts_files(tmp_path_factory: pytest.TempPathFactory) -> list[NodeFile]:
-    """people()'s release written from counts at each satisfying node, once for the tests below
-    that judge those files (each write and re-check costs ~0.14 s)."""
+def people_release() -> Iterator[Release]:
+    """people()'s release, open for the module's tests that write it node after node."""
     with sqlclose.anonymize(people(), spec()) as release:
-        return _write_each_node(release, tmp_path_factory.mktemp("from_counts"), "from counts")
+        yield release
+
+
+@pytest.fixture(scope="module")
+def from_counts_files(people_release: Release, tmp_path_factory: pytest.TempPathFactory) -> list[NodeFile]:
+    """people()'s release written from counts at each satisfying node, once for the tests below
+    that judge those files or the engine around their writes (each write and re-check costs ~0.14 s)."""
+    return _write_each_node(people_release, tmp_path_factory.mktemp("from_counts"), "from counts")
 
 
 @pytest.mark.parametrize("way", ["from counts", "from the source's rows"])
@@ -372,13 +418,31 @@ def _repetition(path: Path) -> dict[str, bool]:
     return {f.name: f.nullable for f in pq.read_schema(path)}
 
 
+def _each_kind_once(nodes: list[tuple]) -> list[tuple]:
+    """Enough of ``nodes`` to hold each QI at each of its levels (given as it is, labels, the top's
+    one label: each written its own way) and each set of generalized QIs (which decides the
+    schema), chosen greedily: 4 of staff_spec()'s 10 satisfying nodes, whose every write costs
+    ~0.5 s."""
+    def kinds(node: tuple) -> set:
+        generalized = frozenset(qi for qi, level in enumerate(node) if level)
+        return {(qi, level) for qi, level in enumerate(node)} | {generalized}
+
+    wanted, chosen = set().union(*map(kinds, nodes)), []
+    while wanted:
+        best = max(nodes, key=lambda node: len(kinds(node) & wanted))  # the first such node: the same every run
+        chosen.append(best)
+        wanted -= kinds(best)
+    return sorted(chosen)
+
+
 @pytest.mark.parametrize("way", ["from the source's rows", "from counts"])
 def test_a_columns_repetition_follows_its_role_never_the_rows(tmp_path: Path, passing: None, way: str) -> None:
     """A generalized column is required (a label is never NULL); a column given as it is is optional
     whatever the rows hold: a source that declares its columns NOT NULL, one without a NULL and
     one with NULLs give files of one schema, in dictionary types or as text. Before, DuckDB's writer
     read the planner's statistics: the schema told whether the input held a NULL, suppressed rows
-    included, and changed with the night's data."""
+    included, and changed with the night's data. Written at the satisfying nodes that hold each
+    QI's every level and each set of generalized QIs (``_each_kind_once``)."""
     table = staff() if way == "from the source's rows" else staff().select(["city", "age", "disease"])
     sources = {
         "declared": table.cast(pa.schema([pa.field(f.name, f.type, nullable=f.name == "note") for f in table.schema])),
@@ -394,7 +458,9 @@ def test_a_columns_repetition_follows_its_role_never_the_rows(tmp_path: Path, pa
         if name == "nulls":
             requirement["sensitive"]["disease"].update({"nulls": "value", "null_value": "unknown"})
         with sqlclose.anonymize(tmp_path / f"{name}.parquet", requirement) as release:
-            for i, node in enumerate([node for node, e in release.search.evaluated.items() if e.satisfied]):
+            nodes = _each_kind_once([node for node, e in release.search.evaluated.items() if e.satisfied])
+            assert len(nodes) == 4
+            for i, node in enumerate(nodes):
                 at = release.at(node)
                 assert (at._counted_columns() is not None) == (way == "from counts" and name != "nulls")
                 out = tmp_path / f"{name}_{i}.parquet"
@@ -403,7 +469,7 @@ def test_a_columns_repetition_follows_its_role_never_the_rows(tmp_path: Path, pa
                 assert _repetition(out) == {c: c not in generalized for c in at.columns}, (name, node)
                 _schema_as_text(out, _text_schema(at, tmp_path / f"{name}_{i}.text.parquet"))
                 schemas.add((node, pq.read_schema(out)))
-    assert len({node for node, _ in schemas}) == len(schemas)  # one schema per node, whatever the source
+    assert len({node for node, _ in schemas}) == len(schemas) == 4  # one schema per node, whatever the source
 
 
 def test_with_a_class_suppressed_passed_through_members_are_the_kept_rows_values(tmp_path: Path,
@@ -619,41 +685,40 @@ def _write_objects(engine: DuckDBEngine) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("way", ["labels", "passed through"])
-def test_each_write_drops_the_types_and_lookups_it_made(tmp_path: Path, passing: None, way: str) -> None:
+def test_each_write_drops_the_types_and_lookups_it_made(request: pytest.FixtureRequest, tmp_path: Path,
+                                                        passing: None, way: str) -> None:
     """A write makes its own dictionary types and lookups and drops them once it is done, written
     or not: the many writes of one session (a sweep's, ``at`` node after node) keep none of them.
-    The release is written again afterwards, whole."""
-    table, requirement = (people(), spec()) if way == "labels" else (staff(), staff_spec())
-    with sqlclose.anonymize(table, requirement) as release:
+    The release is written again afterwards, whole. The labels' writes are the module's
+    ``from_counts_files``, watched as they were written (``_watched_write``)."""
+    with contextlib.ExitStack() as stack:
+        if way == "labels":
+            release = request.getfixturevalue("people_release")
+            watched = [node_file.objects for node_file in request.getfixturevalue("from_counts_files")]
+        else:
+            release = stack.enter_context(sqlclose.anonymize(staff(), staff_spec()))
+            watched = [_watched_write(release.at(node), tmp_path / f"{i}.parquet")[0]
+                       for i, node in enumerate(node for node, e in release.search.evaluated.items() if e.satisfied)]
         engine = release.problem.engine
-        during: list[tuple[int, int]] = []
-        copy = engine.copy_to_parquet
-
-        def watched(*args, **kwargs) -> None:
-            during.append(_write_objects(engine))
-            copy(*args, **kwargs)
-
-        engine.copy_to_parquet = watched  # type: ignore[method-assign]
         nodes = [node for node, e in release.search.evaluated.items() if e.satisfied]
-        for i, node in enumerate(nodes):
-            at = release.at(node)
-            at._own_tables()
-            before = list(engine._temp)
-            at.write(tmp_path / f"{i}.parquet")
-            assert _write_objects(engine) == (0, 0) and engine._temp == before  # the read-back view too
-        assert all(types and tables for types, tables in during)  # every write had some
+        assert len(watched) == len(nodes)
+        for objects in watched:
+            assert objects.after == (0, 0) and objects.temp_after == objects.temp_before  # the read-back view too
+            assert objects.during and all(types and tables for types, tables in objects.during)  # every write had some
         failing = release.at(nodes[0])
 
         def fails(written: exp.Expression) -> dict:
             raise RuntimeError("the re-check stopped")
 
         failing.verified_summary = fails  # type: ignore[method-assign]
-        with pytest.raises(RuntimeError, match="re-check stopped"):
+        with _copies_watched(engine) as seen, pytest.raises(RuntimeError, match="re-check stopped"):
             failing.write(tmp_path / "failed.parquet")
         assert not (tmp_path / "failed.parquet").exists() and _write_objects(engine) == (0, 0)
-        first = release.write(tmp_path / "again.parquet")
+        with _copies_watched(engine) as again:
+            first = release.write(tmp_path / "again.parquet")
         assert pq.read_table(tmp_path / "again.parquet").to_pylist() == release.to_arrow().to_pylist()
         assert first["verified"] and _write_objects(engine) == (0, 0)
+        assert seen and again and all(types and tables for (types, tables), _ in seen + again)  # they had some
 
 
 def test_a_gaa_release_has_the_same_repetition(tmp_path: Path) -> None:

@@ -355,10 +355,28 @@ def test_charts_into_a_folder_not_made_yet(tmp_path):
             assert image.format == "PNG"
 
 
-def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
+def _charts_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chart written whole where it would be drawn, but not drawn (~0.8 s each, 10 in a sweep
+    here): which charts a sweep writes and keeps is decided before the drawing; the drawing is
+    tested on its own (``test_sweep_command_end_to_end_on_table3``, the chart tests below). Each
+    file holds what it would be drawn from, so that two charts, or one chart of two sweeps, differ."""
+    from sqlclose.model.whole_files import replaced_whole
+    from sqlclose.utility import charts
+
+    def written_undrawn(plt, path: Path, curves, **labels) -> Path:
+        drawn_from = (path.name, {label: (list(xs), list(ys)) for label, (xs, ys) in curves.items()}, labels)
+        with replaced_whole(path) as temporary:
+            temporary.write_bytes(repr(drawn_from).encode())
+        return path
+
+    monkeypatch.setattr(charts, "_line_chart", written_undrawn)
+
+
+def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path, monkeypatch):
     # An analyst swept with a sensitive column (l-diversity and L1 charts), then swept again with
     # --overwrite into the same folder. The earlier l_diversity.png stayed beside the new
     # sweep.csv, whose runs have no l-diversity value: a chart of another sweep read as this one's.
+    _charts_not_drawn(monkeypatch)
     out = tmp_path / "sweep"
     first = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--quiet"])
     assert first.exit_code == 0, first.output
@@ -875,10 +893,12 @@ def test_a_sweep_stopped_while_placing_leaves_the_earlier_sweep_whole(tmp_path, 
     staging folder left)."""
     import sqlclose.cli.sweep as sweep_cli
 
+    _charts_not_drawn(monkeypatch)
     out = tmp_path / "sweep"
     first = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--quiet"])
     assert first.exit_code == 0, first.output
     before = _folder_bytes(out)
+    assert len(set(before.values())) == len(before) and any(name.endswith(".png") for name in before)
     moves, replace = [], sweep_cli.os.replace
 
     def stopped(src, dst):
