@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from table3_project import invoke, table3_project
+from warehouse_steps import TWO_COLUMN_SPEC
 
 import sqlclose
 from sqlclose.engine import DuckDBEngine
@@ -36,18 +37,6 @@ NOT_UTF8 = "its name is not UTF-8 (a byte of another encoding is shown as \\xNN)
 REPORT = ("cannot write the report", WRITTEN, GIVE)
 OUTPUT = ("cannot write the output path", ENGINE, GIVE)
 SPILL = ("cannot spill to the temporary folder", ENGINE, FOLDER)
-WAREHOUSE_SPEC = """
-[source]
-format = "warehouse"
-table = "people"
-columns = ["g", "s"]
-[privacy]
-k = 2
-[quasi_identifiers.g]
-tree = { all = ["a", "b"] }
-[sensitive.s]
-distinct_l = 2
-"""
 
 
 def _latin1(name: str) -> str:
@@ -69,7 +58,7 @@ def _written(d: Path, call: Callable[[sqlclose.Release, Path], object]) -> Calla
 def _warehouse(d: Path, call: Callable[[object, Path], object]) -> Callable[[Path], object]:
     """The warehouse path's release (``anonymize_histogram``) over a histogram of four rows."""
     spec = d / "w.toml"
-    spec.write_text(WAREHOUSE_SPEC)
+    spec.write_text(TWO_COLUMN_SPEC)
     con = duckdb.connect()
     con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'y'), ('b', 'x'), ('b', 'y')) "
                 "AS t(g, s)")
