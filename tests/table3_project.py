@@ -47,3 +47,15 @@ def table3_released(folder: Path, salary: str | None = None) -> tuple[Path, Path
         (folder / "table3.csv").write_text(table.replace("47677,29,3000,", f"47677,29,{salary},"))
     assert invoke("anonymize", folder / "spec.toml", "--no-progress", "-q").exit_code == 0
     return folder / "out" / "release.parquet", folder / "out" / "release.parquet.report.json"
+
+
+def table3_through_link(folder: Path) -> Path:
+    """Table 3 released through ``link.parquet -> real/rel.parquet`` (the file it names made first),
+    its report beside the link: the project's folder."""
+    d = table3_project(folder)
+    (d / "real").mkdir()
+    (d / "real" / "rel.parquet").write_bytes(b"old")
+    (d / "link.parquet").symlink_to("real/rel.parquet")
+    first = invoke("anonymize", d / "spec.toml", "-o", d / "link.parquet", "--overwrite", "-q")
+    assert first.exit_code == 0, first.output
+    return d

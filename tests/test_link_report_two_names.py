@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from table3_project import invoke, table3_project
+from table3_project import invoke, table3_through_link
 
 OTHER_NODE = ("--node", "zip=5,age=3")  # Table 3's top node: a release whose bytes differ from the optimum's
 
@@ -24,12 +24,7 @@ OTHER_NODE = ("--node", "zip=5,age=3")  # Table 3's top node: a release whose by
 def _linked(tmp_path: Path) -> tuple[Path, Path, Path]:
     """Table 3 released through ``link.parquet -> real/rel.parquet``, its report moved beside the
     target: the directory, the report beside the link and the one beside the target."""
-    d = table3_project(tmp_path)
-    (d / "real").mkdir()
-    (d / "real" / "rel.parquet").write_bytes(b"old")
-    (d / "link.parquet").symlink_to("real/rel.parquet")
-    first = invoke("anonymize", d / "spec.toml", "-o", d / "link.parquet", "--overwrite", "-q")
-    assert first.exit_code == 0, first.output
+    d = table3_through_link(tmp_path)
     link_report, target_report = d / "link.parquet.report.json", d / "real" / "rel.parquet.report.json"
     link_report.rename(target_report)
     return d, link_report, target_report
@@ -42,16 +37,23 @@ def _vouches(report: Path, data: Path) -> bool:
 def _files(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
 
-
-def test_a_links_report_that_links_to_the_targets_is_told_as_one_report(tmp_path):
-    d, link_report, target_report = _linked(tmp_path)
-    link_report.symlink_to("real/rel.parquet.report.json")
-    before = _files(d)
+def _refused_with_a_report_elsewhere(d: Path) -> str:
+    """Another node released through the link with its report given elsewhere: refused (exit 2), not
+    told as two reports; the message, its spaces folded."""
     refused = invoke("anonymize", d / "spec.toml", *OTHER_NODE, "-o", d / "link.parquet", "--report",
                      d / "other.json", "--overwrite", "-q")
     assert refused.exit_code == 2, refused.output
     told = " ".join(refused.output.split())
     assert "are sqlclose reports" not in told and "remove the one no longer used" not in told, told
+    return told
+
+
+
+def test_a_links_report_that_links_to_the_targets_is_told_as_one_report(tmp_path):
+    d, link_report, target_report = _linked(tmp_path)
+    link_report.symlink_to("real/rel.parquet.report.json")
+    before = _files(d)
+    told = _refused_with_a_report_elsewhere(d)
     assert (f"the report beside that file, {target_report}, is the one beside the link too, {link_report} (a "
             "symbolic link: one report of two names)") in told, told
     assert f"--report {link_report}" in told, told
@@ -70,11 +72,7 @@ def test_a_links_report_hard_linked_to_the_targets_is_told_as_one_file_of_two_na
     d, link_report, target_report = _linked(tmp_path)
     os.link(target_report, link_report)
     before = _files(d)
-    refused = invoke("anonymize", d / "spec.toml", *OTHER_NODE, "-o", d / "link.parquet", "--report",
-                     d / "other.json", "--overwrite", "-q")
-    assert refused.exit_code == 2, refused.output
-    told = " ".join(refused.output.split())
-    assert "are sqlclose reports" not in told and "remove the one no longer used" not in told, told
+    told = _refused_with_a_report_elsewhere(d)
     assert (f"is the one beside the link too, {link_report} (a hard link: one file of two names)") in told, told
     assert "remove one of the two names" in told, told
     assert _files(d) == before

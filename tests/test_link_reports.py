@@ -15,20 +15,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from table3_project import invoke, table3_project
+from table3_project import invoke, table3_project, table3_through_link
 
 OTHER_NODE = ("--node", "zip=5,age=3")  # Table 3's top node: a release whose bytes differ from the optimum's
-
-
-def _linked(tmp_path: Path) -> Path:
-    """Table 3 released through ``link.parquet -> real/rel.parquet``, its report beside the link."""
-    d = table3_project(tmp_path)
-    (d / "real").mkdir()
-    (d / "real" / "rel.parquet").write_bytes(b"old")
-    (d / "link.parquet").symlink_to("real/rel.parquet")
-    first = invoke("anonymize", d / "spec.toml", "-o", d / "link.parquet", "--overwrite", "-q")
-    assert first.exit_code == 0, first.output
-    return d
 
 
 def _vouches(report: Path, data: Path) -> bool:
@@ -40,7 +29,7 @@ def _files(d: Path) -> dict[str, bytes]:
 
 
 def test_a_report_given_at_the_links_target_refuses_to_leave_the_links_report_stale(tmp_path):
-    d = _linked(tmp_path)
+    d = table3_through_link(tmp_path)
     link_report, target_report = d / "link.parquet.report.json", d / "real" / "rel.parquet.report.json"
     before = _files(d)
     assert _vouches(link_report, d / "real" / "rel.parquet")
@@ -70,7 +59,7 @@ def test_a_report_given_at_the_links_target_refuses_to_leave_the_links_report_st
 def test_a_report_elsewhere_refuses_either_report_of_the_links_file(tmp_path):
     """A third report path leaves the link's report (or the target's, or both) describing a file no
     longer there: refused, naming each."""
-    d = _linked(tmp_path)
+    d = table3_through_link(tmp_path)
     link_report, target_report = d / "link.parquet.report.json", d / "real" / "rel.parquet.report.json"
     args = ("anonymize", d / "spec.toml", *OTHER_NODE, "-o", d / "link.parquet", "--report", d / "other.json",
             "--overwrite", "-q")
