@@ -83,6 +83,16 @@ def spark_session():
     session.stop()
 
 
+@pytest.fixture
+def spark(spark_session):
+    """A Spark engine on the tests' one session, closed after the test (a module may give its own)."""
+    from sqlclose.engine import SparkEngine
+
+    engine = SparkEngine(spark_session)
+    yield engine
+    engine.close()
+
+
 @pytest.fixture(scope="session")
 def adult_dir() -> Path:
     """The folder holding adult.csv: $SQLCLOSE_ADULT_DIR, else <repo>/../shared/datasets/adult.

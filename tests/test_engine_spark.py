@@ -26,13 +26,6 @@ from sqlclose.sql import queries as q
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def spark(spark_session):
-    engine = SparkEngine(spark_session)
-    yield engine
-    engine.close()
-
-
 def _sorted_rows(table: pa.Table) -> list[tuple]:
     return sorted((tuple(r.values()) for r in table.to_pylist()), key=lambda r: [(v is None, str(v)) for v in r])
 

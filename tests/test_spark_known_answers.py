@@ -15,20 +15,12 @@ import duckdb
 import pytest
 
 import sqlclose
-from sqlclose.engine import SparkEngine
 from sqlclose.errors import InputError
 
 pytestmark = pytest.mark.spark
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
-
-
-@pytest.fixture
-def spark(spark_session):
-    engine = SparkEngine(spark_session)
-    yield engine
-    engine.close()
 
 
 @pytest.fixture

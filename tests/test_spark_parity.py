@@ -18,7 +18,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
-from sqlclose.engine import SparkEngine
 from sqlclose.errors import InputError
 from sqlclose.prepare.problem import keyed_fingerprint
 
@@ -28,13 +27,6 @@ SPEC = {"others": "keep", "privacy": {"k": 2}, "quasi_identifiers": {"sex": {"tr
         "sensitive": {"dis": {"distinct_l": 1}}}
 ROWS = [("M", "flu", "n0"), ("F", "cold", "a \"quoted\" note"), ("M", "x", "line\nbreak"), ("F", "cold", "ünï"),
         ("M", "flu", "last,\nfield"), ("F", "x", "plain")]
-
-
-@pytest.fixture
-def spark(spark_session):
-    engine = SparkEngine(spark_session)
-    yield engine
-    engine.close()
 
 
 def _released(source, spark, spec=SPEC) -> list[tuple]:

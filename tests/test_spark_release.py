@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
-from sqlclose.engine import DuckDBEngine, SparkEngine
+from sqlclose.engine import DuckDBEngine
 from sqlclose.errors import InputError, SpecError
 from sqlclose.model.spec import load_spec
 from sqlclose.release import files
@@ -28,13 +28,6 @@ pytestmark = pytest.mark.spark
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
-
-
-@pytest.fixture
-def spark(spark_session):
-    engine = SparkEngine(spark_session)
-    yield engine
-    engine.close()
 
 
 def table3() -> pa.Table:

@@ -18,7 +18,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
-from sqlclose.engine import SparkEngine
 from sqlclose.errors import InputError, OutputExistsError
 
 pytestmark = pytest.mark.spark
@@ -30,13 +29,6 @@ TABLE = pa.table({"zip": ZIPS, "age": AGES, "disease": DISEASE})
 QIS = {"zip": {"mask": True, "length": 5}, "age": {"bands": [10, 20]}}
 KEEP_SPEC = {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": QIS,
              "sensitive": {"disease": {"distinct_l": 2}}}
-
-
-@pytest.fixture
-def spark(spark_session):
-    engine = SparkEngine(spark_session)
-    yield engine
-    engine.close()
 
 
 def _hive_folder(src: Path, above: Callable[[str], str]) -> Path:
