@@ -159,3 +159,50 @@ def test_a_kept_tables_own_error_is_told_with_its_sql(spark) -> None:
         spark.fetch(exp.select("SUM(v) AS s").from_(bad))
     assert "CAST(k AS INT)" in refused.value.sql and "SUM(v)" not in refused.value.sql
     assert "x3" not in str(refused.value)
+
+
+def test_a_kept_table_a_command_computed_is_not_counted_again(spark, spark_session) -> None:
+    """A command (``Engine.execute``; Spark runs one when handed it) reading a kept table not yet
+    computed computes it: the table was left listed to fill, and the next statement counted it again,
+    a job of its own (hundred-and-first round). Oracles: Spark's job count (the next statement, a
+    read of another table, is one job: two on the code before) and the storage status (the kept
+    table whole); the command's cached rows, counted by Python."""
+    import pyarrow as pa
+    from sqlglot import exp
+
+    values = [f"v{i % 5}" for i in range(60)]
+    spark.register("src", pa.table({"k": values}))
+    kept = spark.create_temp_table("kept", exp.select("k").from_("src").group_by("k"))
+    earlier = len(_cached(spark_session))
+    spark.execute(f"CACHE TABLE cmd AS SELECT k, length(k) AS n FROM {kept.sql('spark')}")
+    try:
+        assert len(_cached(spark_session)) == earlier + 2  # the kept table, and the command's own
+        before = _jobs(spark_session)
+        spark.fetch(exp.select("*").from_("src").limit(1))
+        assert len(_jobs(spark_session) - before) == 1
+        assert all(held == parts > 0 for held, parts in _cached(spark_session))
+        assert spark.fetch("SELECT count(*) AS n FROM cmd").column("n")[0].as_py() == len(set(values))
+    finally:
+        spark_session.sql("UNCACHE TABLE IF EXISTS cmd")
+        spark_session.catalog.dropTempView("cmd")
+
+
+def test_a_kept_tables_own_error_is_told_with_its_sql_by_a_command(spark) -> None:
+    """The rule of ``test_a_kept_tables_own_error_is_told_with_its_sql`` for a command reading the
+    table: its own SQL in the error, not the command's (which the code before told)."""
+    import pyarrow as pa
+    from sqlglot import exp
+
+    from sqlclose.errors import SourceDataError
+
+    spark.register("src", pa.table({"k": ["1", "2", "x3"]}))
+    kept = spark.create_temp_table("kept", exp.select("k").from_("src").group_by("k"))  # not folded when planned
+    bad = spark.create_temp_table("bad", exp.select("CAST(k AS INT) AS v").from_(kept))
+    try:
+        with pytest.raises(SourceDataError) as refused:
+            spark.execute(f"CACHE TABLE cmd AS SELECT SUM(v) AS s FROM {bad.sql('spark')}")
+        assert "CAST(k AS INT)" in refused.value.sql and "CACHE TABLE" not in refused.value.sql
+        assert "x3" not in str(refused.value)
+    finally:
+        spark.spark.sql("UNCACHE TABLE IF EXISTS cmd")
+        spark.spark.catalog.dropTempView("cmd")

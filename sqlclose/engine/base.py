@@ -435,6 +435,8 @@ class Engine(ABC):
         sql = statement if isinstance(statement, str) else self.render(statement, owned)
         try:
             self._execute(sql, params)
+        except EngineError:
+            raise  # told with its own SQL already (Spark: a kept table the command read)
         except Exception as e:
             raise self.wrapped_error(e, sql) from None
 

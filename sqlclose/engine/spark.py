@@ -620,7 +620,10 @@ class SparkEngine(Engine):
         return self._filling(sql, lambda: self._frame(sql, params).toArrow())
 
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
-        self._frame(sql, params)  # commands run eagerly (Spark computes a cached table they read)
+        """A command runs eagerly, when made (``spark.sql``): one reading a kept table not yet computed
+        computes it, which then stays computed (``_filling``). It was left listed to fill, and the next
+        statement counted it again, a job of its own (hundred-and-first round)."""
+        self._filling(sql, lambda: self._frame(sql, params))
 
     def _schema(self, sql: str, params: Sequence[Any] | None) -> pa.Schema:
         """From Spark's analysis alone, as ``toArrow`` types the rows: reading them ran a job, ~40 ms
