@@ -101,6 +101,8 @@ def test_an_ordered_columns_values_are_not_checked_against_themselves(spark, spa
     assert any(salary in s for s in statements)  # the lookup is made and joined (the base histogram)
     assert not [s for s in statements if salary in s and "column_values" in s]
     assert len(set(tracker.getJobIdsForGroup(None)) - before) > 10  # the spy and the tracker saw the release
+    # the re-check's two row sums crossed in one job (test_the_truth_tests_two_sums_are_crossed_in_one_job)
+    assert len([s for s in statements if "written_0" in s and "SHUFFLE_REPLICATE_NL" in s]) == 1
 
 
 def _jobs(spark_session) -> set[int]:
@@ -206,3 +208,30 @@ def test_a_kept_tables_own_error_is_told_with_its_sql_by_a_command(spark) -> Non
     finally:
         spark.spark.sql("UNCACHE TABLE IF EXISTS cmd")
         spark.spark.catalog.dropTempView("cmd")
+
+
+def test_the_truth_tests_two_sums_are_crossed_in_one_job(spark, spark_session) -> None:
+    """The re-check's row sums cross two one-row sums (``verify_row_sums``): Spark broadcast one of
+    them, a job of its own before the statement's (hundred-and-first round). Crossed as a cartesian
+    product (``crossed_in_one_job``), the statement runs the jobs of one side's sum alone, one fewer
+    than the same query as written. Oracles: Spark's job count, and the sums worked out in Python."""
+    import pyarrow as pa
+    from sqlglot import exp, parse_one
+
+    xs, ys = [3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8]
+    spark.register("xs", pa.table({"x": xs}))
+    spark.register("ys", pa.table({"y": ys}))
+    kx = spark.create_temp_table("kx", exp.select("x", "COUNT(*) AS n").from_("xs").group_by("x"))
+    ky = spark.create_temp_table("ky", exp.select("y", "COUNT(*) AS n").from_("ys").group_by("y"))
+    one_side = exp.select("SUM(x * n) AS s").from_(kx)
+    spark.fetch_row(one_side)
+    spark.fetch_row(exp.select("SUM(y * n) AS s").from_(ky))  # both kept tables computed
+    query = parse_one(f"SELECT w.s AS w, g.s AS g FROM (SELECT SUM(x * n) AS s FROM {kx.sql('spark')}) AS w "
+                      f"CROSS JOIN (SELECT SUM(y * n) AS s FROM {ky.sql('spark')}) AS g", read="spark")
+    jobs = []
+    for each in (one_side, query, spark.crossed_in_one_job(query)):
+        before = _jobs(spark_session)
+        row = spark.fetch_row(each)
+        jobs.append(len(_jobs(spark_session) - before))
+    assert row == {"w": sum(xs), "g": sum(ys)}
+    assert jobs[2] == jobs[0] and jobs[1] == jobs[0] + 1, jobs
