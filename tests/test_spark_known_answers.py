@@ -101,6 +101,8 @@ def test_an_ordered_columns_values_are_not_checked_against_themselves(spark, spa
     assert any(salary in s for s in statements)  # the lookup is made and joined (the base histogram)
     assert not [s for s in statements if salary in s and "column_values" in s]
     assert len(set(tracker.getJobIdsForGroup(None)) - before) > 10  # the spy and the tracker saw the release
+    # the re-check's two row sums crossed in one job (test_the_truth_tests_two_sums_are_crossed_in_one_job)
+    assert len([s for s in statements if "written_0" in s and "SHUFFLE_REPLICATE_NL" in s]) == 1
 
 
 def _jobs(spark_session) -> set[int]:
@@ -159,3 +161,77 @@ def test_a_kept_tables_own_error_is_told_with_its_sql(spark) -> None:
         spark.fetch(exp.select("SUM(v) AS s").from_(bad))
     assert "CAST(k AS INT)" in refused.value.sql and "SUM(v)" not in refused.value.sql
     assert "x3" not in str(refused.value)
+
+
+def test_a_kept_table_a_command_computed_is_not_counted_again(spark, spark_session) -> None:
+    """A command (``Engine.execute``; Spark runs one when handed it) reading a kept table not yet
+    computed computes it: the table was left listed to fill, and the next statement counted it again,
+    a job of its own (hundred-and-first round). Oracles: Spark's job count (the next statement, a
+    read of another table, is one job: two on the code before) and the storage status (the kept
+    table whole); the command's cached rows, counted by Python."""
+    import pyarrow as pa
+    from sqlglot import exp
+
+    values = [f"v{i % 5}" for i in range(60)]
+    spark.register("src", pa.table({"k": values}))
+    kept = spark.create_temp_table("kept", exp.select("k").from_("src").group_by("k"))
+    earlier = len(_cached(spark_session))
+    spark.execute(f"CACHE TABLE cmd AS SELECT k, length(k) AS n FROM {kept.sql('spark')}")
+    try:
+        assert len(_cached(spark_session)) == earlier + 2  # the kept table, and the command's own
+        before = _jobs(spark_session)
+        spark.fetch(exp.select("*").from_("src").limit(1))
+        assert len(_jobs(spark_session) - before) == 1
+        assert all(held == parts > 0 for held, parts in _cached(spark_session))
+        assert spark.fetch("SELECT count(*) AS n FROM cmd").column("n")[0].as_py() == len(set(values))
+    finally:
+        spark_session.sql("UNCACHE TABLE IF EXISTS cmd")
+        spark_session.catalog.dropTempView("cmd")
+
+
+def test_a_kept_tables_own_error_is_told_with_its_sql_by_a_command(spark) -> None:
+    """The rule of ``test_a_kept_tables_own_error_is_told_with_its_sql`` for a command reading the
+    table: its own SQL in the error, not the command's (which the code before told)."""
+    import pyarrow as pa
+    from sqlglot import exp
+
+    from sqlclose.errors import SourceDataError
+
+    spark.register("src", pa.table({"k": ["1", "2", "x3"]}))
+    kept = spark.create_temp_table("kept", exp.select("k").from_("src").group_by("k"))  # not folded when planned
+    bad = spark.create_temp_table("bad", exp.select("CAST(k AS INT) AS v").from_(kept))
+    try:
+        with pytest.raises(SourceDataError) as refused:
+            spark.execute(f"CACHE TABLE cmd AS SELECT SUM(v) AS s FROM {bad.sql('spark')}")
+        assert "CAST(k AS INT)" in refused.value.sql and "CACHE TABLE" not in refused.value.sql
+        assert "x3" not in str(refused.value)
+    finally:
+        spark.spark.sql("UNCACHE TABLE IF EXISTS cmd")
+        spark.spark.catalog.dropTempView("cmd")
+
+
+def test_the_truth_tests_two_sums_are_crossed_in_one_job(spark, spark_session) -> None:
+    """The re-check's row sums cross two one-row sums (``verify_row_sums``): Spark broadcast one of
+    them, a job of its own before the statement's (hundred-and-first round). Crossed as a cartesian
+    product (``crossed_in_one_job``), the statement runs the jobs of one side's sum alone, one fewer
+    than the same query as written. Oracles: Spark's job count, and the sums worked out in Python."""
+    import pyarrow as pa
+    from sqlglot import exp, parse_one
+
+    xs, ys = [3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8]
+    spark.register("xs", pa.table({"x": xs}))
+    spark.register("ys", pa.table({"y": ys}))
+    kx = spark.create_temp_table("kx", exp.select("x", "COUNT(*) AS n").from_("xs").group_by("x"))
+    ky = spark.create_temp_table("ky", exp.select("y", "COUNT(*) AS n").from_("ys").group_by("y"))
+    one_side = exp.select("SUM(x * n) AS s").from_(kx)
+    spark.fetch_row(one_side)
+    spark.fetch_row(exp.select("SUM(y * n) AS s").from_(ky))  # both kept tables computed
+    query = parse_one(f"SELECT w.s AS w, g.s AS g FROM (SELECT SUM(x * n) AS s FROM {kx.sql('spark')}) AS w "
+                      f"CROSS JOIN (SELECT SUM(y * n) AS s FROM {ky.sql('spark')}) AS g", read="spark")
+    jobs = []
+    for each in (one_side, query, spark.crossed_in_one_job(query)):
+        before = _jobs(spark_session)
+        row = spark.fetch_row(each)
+        jobs.append(len(_jobs(spark_session) - before))
+    assert row == {"w": sum(xs), "g": sum(ys)}
+    assert jobs[2] == jobs[0] and jobs[1] == jobs[0] + 1, jobs

@@ -303,12 +303,10 @@ class _Truth:
         if self.whole or self.classes:
             compared = generalized if self.whole else \
                 self._of_written_classes(generalized, dict(zip(self.columns, hashes)), dict(zip(self.columns, own)))
-            sums = self.engine.fetch_row(template("verify_row_sums", release=written,
-                                                  generalized=_keyed(_hashed(compared, hashes), key),
-                                                  written_term_0=self._weighted(key_0),
-                                                  written_term_1=self._weighted(key_1),
-                                                  generalized_term_0=self._wide(key_0),
-                                                  generalized_term_1=self._wide(key_1)), params)
+            sums = self.engine.fetch_row(self.engine.crossed_in_one_job(template(
+                "verify_row_sums", release=written, generalized=_keyed(_hashed(compared, hashes), key),
+                written_term_0=self._weighted(key_0), written_term_1=self._weighted(key_1),
+                generalized_term_0=self._wide(key_0), generalized_term_1=self._wide(key_1))), params)
             if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
                 return 0
         rows = exp.Literal.number(1) if self.weight is None else _col("__sqlclose_w")
