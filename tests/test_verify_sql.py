@@ -847,10 +847,10 @@ def test_the_engine_measures_what_a_local_copy_cannot_hold_faithfully(case, monk
     if case == "a failing collect":
         real = DuckDBEngine.fetch
 
-        def failing(self, query, params=None):
+        def failing(self, query, params=None, owned=False):
             if isinstance(query, exp.Select) and query.args.get("limit") and verify_sql_rows(query):
                 raise EngineError("the driver's result size limit", sql="")
-            return real(self, query, params)
+            return real(self, query, params, owned)
 
         monkeypatch.setattr(DuckDBEngine, "fetch", failing)
     unfit = []

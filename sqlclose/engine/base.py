@@ -404,9 +404,9 @@ class Engine(ABC):
             return query
         return query.transform(lambda node: self.placeholder(int(node.name)) if _numbered(node) else node)
 
-    def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None) -> pa.Table:
-        """Run a query and return its result as an Arrow table."""
-        return self._fetched(query, params, self._run)
+    def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None, owned: bool = False) -> pa.Table:
+        """Run a query and return its result as an Arrow table. ``owned``: as for ``render``."""
+        return self._fetched(query, params, self._run, owned)
 
     def fetch_row(self, query: exp.Expression | str, params: Sequence[Any] | None = None,
                   owned: bool = False) -> dict[str, Any]:
@@ -668,8 +668,10 @@ class Engine(ABC):
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None: ...
 
     @abstractmethod
-    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
-        """Materialize a query as a temporary table dropped by ``close``; return its AST."""
+    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = (),
+                          owned: bool = False) -> exp.Table:
+        """Materialize a query as a temporary table dropped by ``close``; return its AST. ``owned``:
+        the caller built ``query`` for this table alone (``render``: rendered without a copy)."""
 
     def create_temp_view(self, name: str, query: exp.Expression) -> exp.Table:
         """A query readable by name, computed where it is read, dropped by ``close``: by default

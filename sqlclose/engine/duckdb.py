@@ -8,7 +8,7 @@ import re
 import shutil
 import warnings
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -424,6 +424,12 @@ class DuckDBEngine(Engine):
         self._engine_limit = engine_share(self.memory_budget) if self.memory_budget else None
         self._monitor: duckdb.DuckDBPyConnection | None = None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
+        # The types of a temporary table of the engine's own, read once (``_own_table_types``): its
+        # schema does not change while it lives, and a name made again is forgotten first (``_retyped``).
+        self._table_types: dict[tuple[str, str], Any] = {}
+        # The last query ``parquet_unkept_columns`` described, its parameters and its columns' types, for
+        # ``copy_to_parquet`` to take once when it writes that same query next (``_described``).
+        self._unkept_checked: tuple[exp.Expression, tuple, dict[str, str]] | None = None
         self._parquet_sources: set[str] = set()  # the Parquet files (or patterns) read as sources, as given
         # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
@@ -618,14 +624,16 @@ class DuckDBEngine(Engine):
             self.con.execute(sql, self.bind(params) if params else None)
 
     def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = (),
-                          shared: bool = False) -> exp.Table:
+                          owned: bool = False, shared: bool = False) -> exp.Table:
         """``shared``: a table of the connection's own database, which a cursor of it sees (read as
         a ``(connection, table)`` source, which a cursor reads); only on a connection of sqlclose's
         own, in memory, where it goes with the connection."""
         if shared and not self._own:
             raise ValueError("a shared table is made on a connection of sqlclose's own only")
         properties = None if shared else exp.Properties(expressions=[exp.TemporaryProperty()])
-        self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, properties=properties), params)
+        self._retyped(name)
+        self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, properties=properties), params,
+                     owned=owned)
         self._temp.append(("table", name))
         if shared and self._shared:
             self._main_tables.add(name)
@@ -638,6 +646,7 @@ class DuckDBEngine(Engine):
         return _table(name)
 
     def register(self, name: str, table: pa.Table | duckdb.DuckDBPyRelation) -> None:
+        self._retyped(name)
         self.con.register(name, table)  # replaces an earlier table of the same name
         if ("arrow", name) not in self._temp:
             self._temp.append(("arrow", name))
@@ -658,6 +667,7 @@ class DuckDBEngine(Engine):
         self._temp.append(("table", name))
 
     def unregister(self, name: str) -> None:
+        self._retyped(name)
         if ("arrow", name) in self._temp:
             self.con.unregister(name)
             self._temp.remove(("arrow", name))
@@ -671,6 +681,7 @@ class DuckDBEngine(Engine):
         if append:
             self.execute(exp.Insert(this=_table(name), expression=query), owned=True)
             return
+        self._retyped(name)
         self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, replace=True,
                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])), owned=True)
         if ("table", name) not in self._temp:
@@ -678,6 +689,7 @@ class DuckDBEngine(Engine):
 
     def rename(self, old: str, new: str) -> None:
         self.unregister(new)
+        self._retyped(old)
         self.execute(exp.Alter(this=_table(old), kind="TABLE",
                                actions=[exp.AlterRename(this=exp.Table(this=exp.to_identifier(new, quoted=True)))]))
         self._temp.remove(("table", old))
@@ -1352,11 +1364,12 @@ class DuckDBEngine(Engine):
         # VARCHAR itself: UUID and JSON reach Arrow as text too.
         if not columns:
             return []
-        types = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+        types = self.relation_types(relation)
         return [name for name in columns if types.get(name) == "VARCHAR"]
 
     def parquet_unkept_columns(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
         types = self.column_types(query, params)
+        self._unkept_checked = (query, tuple(params), types)
         return {name: kind for name, kind in types.items() if _PARQUET_UNKEPT.search(_QUOTED.sub("", kind))}
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
@@ -1366,7 +1379,7 @@ class DuckDBEngine(Engine):
             files=[exp.Placeholder(this=str(len(params) + 1))],
             params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))],
         )
-        self.execute(copy, [*params, str(path)])
+        self.execute(copy, [*params, str(path)], owned=True)  # ``subquery`` copied the query
 
     def _arrays_as_lists(self, query: exp.Expression, params: Sequence[Any]) -> exp.Expression:
         """``query`` with each column of an ARRAY type (a fixed-size list) cast to the LIST of its
@@ -1376,7 +1389,7 @@ class DuckDBEngine(Engine):
         read back alike. An ARRAY inside a struct or a list is not reached."""
         if not isinstance(query, exp.Select):
             return query
-        arrays = {name: kind for name, kind in self.column_types(query, params).items() if _TOP_ARRAY.search(kind)}
+        arrays = {name: kind for name, kind in self._described(query, params).items() if _TOP_ARRAY.search(kind)}
         if not arrays:
             return query
         rewritten = query.copy()
@@ -1387,9 +1400,46 @@ class DuckDBEngine(Engine):
         return rewritten
 
     # ---- CSV files and DuckDB database tables as outputs -------------------------------------
+    def _described(self, query: exp.Expression, params: Sequence[Any]) -> dict[str, str]:
+        """``column_types(query, params)``, taken from the check a Parquet write makes just before it
+        (``parquet_unkept_columns``, handed the same query object, which nothing changes between:
+        ``FileWriter.write``) where it described this query last: one DESCRIBE of the release query
+        where there were two. Taken once, then forgotten."""
+        checked, self._unkept_checked = self._unkept_checked, None
+        if checked is not None and checked[0] is query and checked[1] == tuple(params):
+            return checked[2]
+        return self.column_types(query, params)
+
+    def schema(self, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
+        # A table of the engine's own is typed once: a small release read the source's schema three
+        # times and the re-check's grouped file's three (docs/performance.md, hundred-and-first round).
+        return self._own_table_types(relation, "arrow", lambda: super(DuckDBEngine, self).schema(relation, params)) \
+            if not params else super().schema(relation, params)
+
+    def relation_types(self, relation: exp.Expression) -> dict[str, str]:
+        """``column_types`` of every column of ``relation`` (a table or a subquery), without reading its rows."""
+        return dict(self._own_table_types(relation, "duckdb", lambda: self.column_types(
+            exp.select(exp.Star()).from_(relation.copy()).limit(0))))
+
+    def _own_table_types(self, relation: exp.Expression, kind: str, read: Callable[[], Any]) -> Any:
+        """``read()``, kept per temporary table of the engine's own (``relation`` naming it alone) and ``kind``."""
+        name = relation.name if isinstance(relation, exp.Table) and not relation.args.get("db") \
+            and not relation.args.get("catalog") and not relation.args.get("alias") else None
+        if name is None or ("table", name) not in self._temp:
+            return read()
+        key = (name, kind)
+        if key not in self._table_types:
+            self._table_types[key] = read()
+        return self._table_types[key]
+
+    def _retyped(self, name: str) -> None:
+        """Forget the types kept of table ``name`` (``_own_table_types``): it is dropped, replaced or renamed."""
+        self._table_types.pop((name, "arrow"), None)
+        self._table_types.pop((name, "duckdb"), None)
+
     def column_types(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
         """The columns a query yields, with their DuckDB type names (``DECIMAL(10,2)``, ``VARCHAR`` …)."""
-        described = self.fetch(exp.Describe(this=query.copy()), params)
+        described = self.fetch(exp.Describe(this=query.copy()), params, owned=True)
         return dict(zip(described.column("column_name").to_pylist(), described.column("column_type").to_pylist()))
 
     def batches(self, query: exp.Expression, rows: int = 1 << 20) -> Iterator[pa.RecordBatch]:
@@ -1428,7 +1478,7 @@ class DuckDBEngine(Engine):
         options = {**_strict_csv(",", types, [""]), "new_line": "\\n"}  # the two characters DuckDB takes
         # absolute: not looked up in file_search_path
         query, params = _reader("read_csv", self._literal(Path(path).absolute()), options)
-        return self.create_temp_table(self.temp_name("written_csv"), query, params, shared)
+        return self.create_temp_table(self.temp_name("written_csv"), query, params, shared=shared)
 
     def attach(self, path: Path, read_only: bool = False, storage_version: str | None = None) -> str:
         """Attach a database file for writing (created when missing, in ``storage_version``'s
@@ -1497,6 +1547,7 @@ class DuckDBEngine(Engine):
 
     def drop_objects(self, objects: Sequence[tuple[str, str]]) -> None:
         for obj in reversed(objects):
+            self._retyped(obj[1])
             if obj in self._temp:
                 self._drop(*obj)
                 self._temp.remove(obj)
@@ -1515,6 +1566,7 @@ class DuckDBEngine(Engine):
         return self._own and not self._shared
 
     def close(self) -> None:
+        self._table_types.clear()
         if self._own_database:  # closing our own database drops all it holds: no statement per object
             self._temp.clear()
         if self._cleanup is not None:  # a connection to a database not the engine's: what it made, then itself

@@ -714,12 +714,13 @@ class SparkEngine(Engine):
             if frame is not None:
                 frame.unpersist()
 
-    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
+    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = (),
+                          owned: bool = False) -> exp.Table:
         """Cached, and computed (the input read once) by the next statement if it reads the table, else
         before that statement runs (``_filling``): it was computed at once, by a count, a job of its own
         before the statement that reads it, which most do next (the column values, the base histogram,
         the re-check's grouped file: 3 of a Table 3 release's 28 jobs)."""
-        sql = self.render(query)
+        sql = self.render(query, owned)
         try:
             frame = self._frame(sql, params).cache()  # planned now: a query Spark cannot analyze fails here
         except Exception as e:
@@ -756,14 +757,14 @@ class SparkEngine(Engine):
             raise self.wrapped_error(e, sql) from None
         del self._unfilled[name]
 
-    def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None) -> pa.Table:
+    def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None, owned: bool = False) -> pa.Table:
         """A sorted query's rows sorted in one task (``_sorted_outside``), as a one-part folder is
         written (``_in_parts``): Spark's own sort cut them into ranges whose bounds it sampled in a
         job of its own, which computed the query a first time, for rows collected to the driver
         whole anyway (a Table 3 release: its leaf check 3 jobs -> 2, its rules' values 2 -> 1)."""
         outer = _sorted_outside(query) if _sorted_whole(query) else None
         if outer is None:
-            return super().fetch(query, params)
+            return super().fetch(query, params, owned)
         try:
             return self._run(self.render(outer, owned=True), params)
         except EngineError:

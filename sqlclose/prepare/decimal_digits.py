@@ -119,7 +119,7 @@ def _decimals(engine: Engine, relation: exp.Expression) -> list[_Decimals]:
     """Where ``relation`` holds DECIMAL values, with their precision and scale: by DuckDB's type
     names (a HUGEINT reaches Arrow as a DECIMAL(38, 0)), by Spark's Arrow schema; none on another engine."""
     if isinstance(engine, DuckDBEngine):
-        types = engine.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+        types = engine.relation_types(relation)
         return [_Decimals(name, steps, precision, scale) for name, kind in types.items() if "DECIMAL(" in kind
                 for steps, precision, scale in _duckdb_decimals(name, kind)]
     if engine.name == "spark":  # by name: importing SparkEngine imports pyspark

@@ -209,7 +209,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         fingerprint = keyed_fingerprint(engine, source, fingerprint_key)
     params = q.Params()
     values = engine.create_temp_table(engine.temp_name("column_values"),
-                                      q.column_values(source.copy(), coded, params, counts), params.values)
+                                      q.column_values(source.copy(), coded, params, counts), params.values,
+                                      owned=True)
     with ExitStack() as readers:
         reader = readers.enter_context(values_reader(engine, values, len(coded)))
         input_rows, nulls = _null_counts(reader, coded)
@@ -227,7 +228,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         if drop:
             params = q.Params()
             values = engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
-                effective.copy(), coded, params, counts), params.values)
+                effective.copy(), coded, params, counts), params.values, owned=True)
             reader = readers.enter_context(values_reader(engine, values, len(coded)))
             kept, nulls = _null_counts(reader, coded)
             if not kept:
@@ -258,7 +259,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         base, stored = store_as_keys(engine, scan, params.values, qi_coded, sa_coded, packing, ranges)
     else:
         scan = q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped)
-        base = engine.create_temp_table(engine.temp_name("base_histogram"), scan, params.values)
+        base = engine.create_temp_table(engine.temp_name("base_histogram"), scan, params.values, owned=True)
     margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]))
     base_rows, rows = _histogram_size(margins, len(unmeasured))
     sas = [dataclasses.replace(sa, q=_reference_counts(margins, j, sa)) for j, sa in enumerate(unmeasured)]

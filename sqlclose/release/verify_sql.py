@@ -141,15 +141,22 @@ def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: ex
     the grouped file's count column."""
     qi_cols = [_col(qi.name) for qi in qis]
     params: list[Any] = []
-    sizes = judge.engine.fetch_row(template("verify_sizes", release=judge.grouped, qi=qi_cols,
-                                            rows=_grouped_rows(rows), k=_param(k, params)), params)
+    sizes_query: exp.Expression = template("verify_sizes", release=judge.grouped, qi=qi_cols,
+                                           rows=_grouped_rows(rows), k=_param(k, params))
+    # The input's rows, which the truth test compares with the file's, counted in the same statement
+    # when the grouped file is on the engine that reads the input (a statement fewer).
+    input_counted = columns is not None and judge.engine is engine
+    if input_counted:
+        sizes_query = exp.select(exp.Star()).from_(sizes_query.subquery("__sqlclose_sizes", copy=False), copy=False) \
+            .join(_count(source).subquery("__sqlclose_input", copy=False), join_type="cross", copy=False)
+    sizes = judge.engine.fetch_row(sizes_query, params, owned=True)
     result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
     result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size, int(sizes["below_k"])))
     levels, problems = _label_levels(judge.engine, judge.grouped, qis, judge.registered,
                                      any_level=mapping is not None)
     result.problems += problems
     if columns is not None and all(levels):
-        whole = result.rows == engine.fetch_row(_count(source))["n"]
+        whole = result.rows == (sizes["n"] if input_counted else engine.fetch_row(_count(source), owned=True)["n"])
         # Rows are compared on the file's columns: the grouped file holds them when they are
         # the measured ones (a release of quasi-identifiers and sensitive columns alone).
         measured = {qi.name for qi in qis} | {sa.name for sa in sensitive}
@@ -217,7 +224,8 @@ def _label_levels(engine: Engine, grouped: exp.Table, qis: Sequence[WrittenQI],
     values = [template("verify_label_values", release=grouped, col=exp.Literal.number(i),
                        value=_text(qi.name, qi.null_value, params)) for i, qi in enumerate(qis)]
     stacked = values[0] if len(values) == 1 else exp.union(*values, distinct=False, copy=False)
-    found = engine.fetch(template("verify_labels", written=stacked.subquery(copy=False), labels=labels), params or None)
+    found = engine.fetch(template("verify_labels", written=stacked.subquery(copy=False), labels=labels), params or None,
+                         owned=True)
     per_column: list[list[dict]] = [[] for _ in qis]
     for r in found.to_pylist():  # one row per (column, level), fewest misfits first
         per_column[r["col"]].append(r)
@@ -306,13 +314,14 @@ class _Truth:
             sums = self.engine.fetch_row(self.engine.crossed_in_one_job(template(
                 "verify_row_sums", release=written, generalized=_keyed(_hashed(compared, hashes), key),
                 written_term_0=self._weighted(key_0), written_term_1=self._weighted(key_1),
-                generalized_term_0=self._wide(key_0), generalized_term_1=self._wide(key_1))), params)
+                generalized_term_0=self._wide(key_0), generalized_term_1=self._wide(key_1))), params, owned=True)
             if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
                 return 0
         rows = exp.Literal.number(1) if self.weight is None else _col("__sqlclose_w")
         return self.engine.fetch_row(template("verify_untrue_rows", release=written,
                                               generalized=_keyed(_hashed(generalized, hashes), key),
-                                              key_0=key_0, key_1=key_1, written_rows=rows), params)["untrue_rows"]
+                                              key_0=key_0, key_1=key_1, written_rows=rows), params,
+                                     owned=True)["untrue_rows"]
 
     def _of_written_classes(self, generalized: exp.Expression, generalized_hashes: Mapping[str, exp.Expression],
                             written_hashes: Mapping[str, exp.Expression]) -> exp.Subquery:
@@ -525,7 +534,7 @@ def _kept(engine: Engine, registered: list[str], stem: str, query: exp.Expressio
     """``query`` kept engine-side, for measures that read it several times. A sensitive column's
     counts and reference were common table expressions, which Spark computed again at every
     reference (~22 shuffle stages per column; docs/performance.md, thirty-fourth round)."""
-    table = engine.create_temp_table(engine.temp_name(stem), query, params)
+    table = engine.create_temp_table(engine.temp_name(stem), query, params, owned=True)  # each built for its table
     registered.append(table.name)
     return table
 
@@ -716,7 +725,7 @@ def _count(relation: exp.Expression, alias: str = "__sqlclose_in") -> exp.Select
 
 
 def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
-    """A copy of a table or query under ``alias``, to select FROM."""
+    """A copy of a table or query under ``alias``, to select FROM (``alias_`` and ``as_`` copy it: once)."""
     if isinstance(relation, exp.Table):
-        return exp.alias_(relation.copy(), alias, table=True)
-    return relation.copy().as_(alias)
+        return exp.alias_(relation, alias, table=True)
+    return relation.as_(alias)
