@@ -35,6 +35,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 REPO = Path(__file__).resolve().parents[1]
@@ -314,7 +315,9 @@ class Grouper:
         key = np.zeros(self.n.shape[0], dtype=np.int64)
         for i, lv in enumerate(node):
             key = key * self.radix[(i, lv)] + self.codes[(i, lv)]
-        _, cls = np.unique(key, return_inverse=True)
+        # A class number per distinct key, by hashing (in the order of first appearance: nothing reads
+        # the classes' order); np.unique's sort took ~1.5 ms a node, 5 times as long.
+        cls = pd.factorize(key)[0]
         C = int(cls.max()) + 1
         sizes = np.bincount(cls, weights=self.n, minlength=C).astype(np.int64)
         counts = {}

@@ -67,9 +67,10 @@ def distinct_values(counts: np.ndarray) -> np.ndarray:
 def entropy(counts: np.ndarray) -> np.ndarray:
     """−Σ p ln p per class (0 ln 0 = 0)."""
     out = np.zeros(counts.shape[0])
+    sizes = counts.sum(axis=1)
     for j in range(counts.shape[1]):
         c = counts[:, j].astype(np.float64)
-        p = c / counts.sum(axis=1)
+        p = c / sizes
         out -= np.where(c > 0, p * np.log(np.where(c > 0, p, 1.0)), 0.0)
     return out
 
