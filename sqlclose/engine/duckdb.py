@@ -489,10 +489,11 @@ class DuckDBEngine(Engine):
         said = _out_of_memory_said(message)
         if self.caller is not None:
             fewer = "" if self._threads() == 1 else ", or SET threads = 1 on it (a query then needs less memory)"
+            off = " (its temp_directory is '': spilling is forbidden on it)" if self._spilling_forbidden() else ""
             return EngineOutOfMemory(
                 f"DuckDB ran out of memory ({said}) within {self._callers_limit()}: raise it on that connection "
-                f"(SET memory_limit){fewer}, and SET temp_directory on it to a folder on a disk with room to spill "
-                f"({_CALLERS_SETTINGS}); nothing was placed at the output path", sql)
+                f"(SET memory_limit){fewer}, and SET temp_directory on it to a folder on a disk with room to "
+                f"spill{off} ({_CALLERS_SETTINGS}); nothing was placed at the output path", sql)
         given = (f"its {megabytes(self._engine_limit)} of the job's memory_limit "
                  f"({megabytes(self.memory_budget)})" if self.memory_budget else "its default limit (80 % of RAM)")
         fewer = "" if self._threads() == 1 else \
@@ -560,6 +561,11 @@ class DuckDBEngine(Engine):
 
     def _temp_directory(self) -> str | None:
         return self._setting("temp_directory") or None
+
+    def _spilling_forbidden(self) -> bool:
+        """The connection's ``temp_directory`` is empty (``SET temp_directory = ''``): DuckDB spills
+        nothing to disk. An unread setting is not taken for it."""
+        return self._setting("temp_directory") == ""
 
     def _setting(self, name: str) -> Any:
         """A DuckDB setting of the connection; None when it cannot be read (a failing connection)."""
@@ -1026,7 +1032,9 @@ class DuckDBEngine(Engine):
         spilling) was read as the default ``.tmp``. DuckDB 2 names each database's spill files by
         process and database (``duckdb_temp_PID_N_…``) and removes only its own on close, so the two
         did not clash in one folder; earlier versions' shared names did, the first to close removing
-        the other's files (duckdb#15173). A folder of its own depends on neither (hundredth round)."""
+        the other's files (duckdb#15173). A folder of its own depends on neither (hundredth round).
+        A caller's ``SET temp_directory = ''`` forbids spilling, and the private database spills
+        nothing either: it spilled into that folder, on the output's disk (hundred-and-first round)."""
         ordered = path.with_name(path.name + "-sort")  # .NAME.sqlclose-PID-TOKEN.tmp-sort: a dead run's goes
         spill = path.with_name(path.name + "-spill")  # likewise (recovery removes a dead run's folder whole)
         first = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
@@ -1037,7 +1045,11 @@ class DuckDBEngine(Engine):
         sql = exp.Copy(this=read.subquery(), kind=False, files=[exp.Placeholder(this="2")],
                        params=_parquet_options(partition_by, 3)).sql("duckdb")
         room = self._room_apart()
-        settings = {"threads": 1, "temp_directory": str(spill.absolute()), **({"memory_limit": room} if room else {})}
+        # a caller's SET temp_directory = '' forbids spilling: its write's database spills no more than
+        # its own (it spilled into the folder beside the output, on a disk the caller never offered)
+        unspilled = self._spilling_forbidden()
+        settings = {"threads": 1, "temp_directory": "" if unspilled else str(spill.absolute()),
+                    **({"memory_limit": room} if room else {})}
         try:
             apart = duckdb.connect(config=settings)
             try:
@@ -1048,21 +1060,23 @@ class DuckDBEngine(Engine):
             finally:
                 apart.close()
         except duckdb.Error as e:
-            error = self._apart_error(e, sql, room, spill)
+            error = self._apart_error(e, sql, room, None if unspilled else spill)
             error.cause = e
             raise error from None
         finally:
             ordered.unlink(missing_ok=True)
             shutil.rmtree(spill, ignore_errors=True)  # DuckDB removes it on close, unless it could not
 
-    def _apart_error(self, e: duckdb.Error, sql: str, room: str | None, spill: Path) -> EngineError:
+    def _apart_error(self, e: duckdb.Error, sql: str, room: str | None, spill: Path | None) -> EngineError:
         """An error of a caller's partitioned write's private database. Running out of memory or of
         disk names what bounds that database: its share of the caller's limit (``_room_apart``) and
         its spill folder beside the output, neither the spec's settings nor the caller's
         ``temp_directory`` (it was told "within its default limit (80 % of RAM): raise [engine]
-        memory_limit", hundredth round)."""
+        memory_limit", hundredth round). ``spill`` None: the caller forbade spilling (``SET
+        temp_directory = ''``), which the private database kept, and running out of memory says so."""
         text = str(e)
-        spilled = isinstance(e, duckdb.IOException) and (_spilling(text) or str(spill.absolute()) in text)
+        spilled = spill is not None and isinstance(e, duckdb.IOException) and \
+            (_spilling(text) or str(spill.absolute()) in text)
         full = (spilled and "No space left on device" in text) or \
             (isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in text)
         if not (spilled or full or isinstance(e, duckdb.OutOfMemoryException)):
@@ -1072,7 +1086,16 @@ class DuckDBEngine(Engine):
         with suppress(TypeError, ValueError):  # unread: DuckDB's default limit, told as the caller's
             within = f"its {megabytes(parse_bytes(room))} of {self._callers_limit()}, what the connection's " \
                      f"database left of it (a quarter of it at least)"
-        where = f"its folder beside the output ({spill.absolute()})"
+        if spill is None and isinstance(e, duckdb.OutOfMemoryException):
+            return EngineOutOfMemory(
+                f"DuckDB ran out of memory ({_out_of_memory_said(text)}) writing the partitioned folder in a "
+                f"database of sqlclose's own on one thread, within {within}, and it may not spill to disk: the "
+                f"DuckDB connection given forbids spilling (its temp_directory is '', which that database keeps "
+                f"too): raise its memory_limit on that connection (SET memory_limit), or SET temp_directory on it "
+                f"to a folder on a disk with room to spill (the write then spills into a folder of its own beside "
+                f"the output), or hold less in its database (a table it keeps in memory); nothing was placed at the "
+                f"output path", sql)
+        where = f"its folder beside the output ({spill.absolute() if spill else ''})"
         if full:
             return EngineOutOfDisk(
                 f"DuckDB filled the disk of {where} with the data the partitioned write's database of sqlclose's "

@@ -33,7 +33,7 @@ from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.hidden_parts import hidden_name
 from sqlclose.model.spec import DECIMAL_TYPE
-from sqlclose.model.text import agreeing, counted, name_shown, named
+from sqlclose.model.text import agreeing, counted, name_shown, named, refuse_undecodable_spark_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -484,6 +484,8 @@ class SparkEngine(Engine):
         off by default; it may pay on a cluster, where the driver is far from the executors.
         ``local_search``: run the search in a local DuckDB over the collected base histogram when
         it is small enough (search/hybrid.py); False keeps every query on Spark."""
+        # a setting that is no UTF-8 failed in py4j once the JVM had started (Py4JError, a bug's exit)
+        refuse_undecodable_spark_settings(master, conf or {}, "conf ")
         self._own = False  # a session the caller gave, or already had running, is theirs: never stopped here
         self.cache_levels = cache_levels
         self.local_search = local_search

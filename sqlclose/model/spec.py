@@ -51,6 +51,7 @@ from sqlclose.model.text import (
     not_finite,
     read_utf8,
     refuse_undecodable_path,
+    refuse_undecodable_spark_settings,
     refuse_undecodable_temp_directory,
     shown,
 )
@@ -1017,6 +1018,20 @@ class EngineSettings(_Model):
             raise ValueError("a file, not a folder: DuckDB spills into temp_directory; "
                              "give a folder (made if missing)")
         return folder
+
+    @field_validator("master", "conf")
+    @classmethod
+    def _spark_setting_in_utf8(cls, given: str | dict[str, str] | None) -> object:
+        """A ``master`` or ``conf`` setting that is no UTF-8 (given from Python: a TOML file holds
+        UTF-8 alone) failed in py4j once Spark's JVM had started (the hundred-and-first round)."""
+        try:
+            if isinstance(given, dict):
+                refuse_undecodable_spark_settings(None, given)
+            elif given is not None:
+                refuse_undecodable_spark_settings(given, {})
+        except InputError as e:
+            raise QuotesItsValue(str(e)) from None
+        return given
 
     @model_validator(mode="after")
     def _settings_of_its_engine(self) -> EngineSettings:

@@ -9,7 +9,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import Decimal
@@ -152,6 +152,29 @@ def refuse_undecodable_temp_directory(folder: str | PurePath, error: type[InputE
     (the hundredth round). Told as ``--temp-directory`` is."""
     refuse_undecodable_path(folder, "cannot spill to the temporary folder", "give a folder named in UTF-8",
                             error=error)
+
+
+def refuse_undecodable_spark_settings(master: str | None, conf: Mapping[str, str], named: str = "",
+                                      error: type[InputError] = InputError) -> None:
+    """A Spark ``master`` or ``conf`` setting (its name or its value) holding bytes that are no UTF-8
+    (a ``spark.local.dir`` in Latin-1, kept by Python as a lone surrogate): the session's builder
+    sends each to the JVM through py4j as UTF-8, which failed once the JVM had started, as
+    ``Py4JError: An error occurred while calling o0.set`` (a bug's exit; the hundred-and-first
+    round). Refused before any session is sought or started, naming the setting; ``named`` says
+    where the settings came from (``conf `` for ``SparkEngine(conf=…)``)."""
+    given = ([("master", master)] if master is not None else []) + [(named + str(key), value)
+                                                                      for key, value in conf.items()]
+    for key, value in given:
+        for part, what in ((key, "its name"), (str(value), "its value")):
+            try:
+                part.encode("utf-8")
+            except UnicodeEncodeError:
+                a_path = re.search(r"(dirs?|path|file)$", key.rpartition(".")[2], re.IGNORECASE) is not None
+                raise error(f"cannot start the Spark session with {undecodable_shown(key)} = "
+                            f"{undecodable_shown(str(value))}: {what} is not UTF-8 (a byte of another encoding is "
+                            f"shown as \\xNN), and Spark takes its settings as UTF-8 text: "
+                            f"{'give a path named in UTF-8' if a_path and what == 'its value' else 'give it in UTF-8'}"
+                            ) from None
 
 
 def undecodable_shown(path: str | PurePath) -> str:
