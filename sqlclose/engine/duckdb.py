@@ -92,6 +92,11 @@ _CALLERS_SETTINGS = ("sqlclose's [engine] memory_limit, threads and temp_directo
                      "not to a connection given")
 _LATTICE = ("a search deciding every node ([search] explore = \"lattice\") keeps far more than one exploring for the "
             "optimum alone (the default, --explore optimum)")
+# The bytes a database's spill files hold now (its max_temp_directory_size bounds these).
+_SPILLED = exp.select(exp.Sum(this=exp.column("size"))) \
+    .from_(exp.Table(this=exp.Anonymous(this="duckdb_temporary_files"))).sql("duckdb")
+# DuckDB's default max_temp_directory_size, as current_setting reads it: no cap of the caller's.
+_DISK_DEFAULT = "of available disk space"
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
     .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
@@ -232,6 +237,19 @@ def _spilling(message: str) -> bool:
     (``duckdb_temp_…``), or else a file of ours (the release being written, whose full disk the
     writer reports as the environment's). A message naming neither stays DuckDB's own."""
     return "duckdb_temp" in message
+
+
+def _disk_bytes(cap: str | None) -> int | None:
+    """A ``max_temp_directory_size`` as DuckDB reads it ("976.5 KiB", "0 bytes") in bytes; None for
+    its default ("90% of available disk space", no cap of the user's) or a text not read."""
+    if cap is None or _DISK_DEFAULT in cap:
+        return None
+    if (plain := re.fullmatch(r"(\d+) bytes", cap)) is not None:
+        return int(plain.group(1))
+    try:
+        return parse_bytes(cap)
+    except (TypeError, ValueError):
+        return None
 
 
 def qualified(table: str, database: str) -> exp.Table:
@@ -472,7 +490,7 @@ class DuckDBEngine(Engine):
                 return self._out_of_disk(sql)
             return self._cannot_spill(str(e), sql)
         if isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in str(e):
-            return self._out_of_disk(sql)  # DuckDB caps its spill files at the disk's free space
+            return self._out_of_disk(sql, capped=True)  # DuckDB caps its spill files at the disk's free space
         if isinstance(e, (duckdb.InternalException, duckdb.FatalException)):  # its C++ stack: 50 lines of it
             first = _partition_values_hidden(without_echoed_input(str(e).splitlines()[0]))
             return EngineFault(f"{type(e).__name__}: {first} (an error inside DuckDB; its stack trace is left out)",
@@ -599,9 +617,18 @@ class DuckDBEngine(Engine):
             f"(--temp-directory) a folder it can write (by default it is .tmp in the working folder), or raise "
             f"[engine] memory_limit (--memory-limit) so that less spills; nothing was placed at the output path", sql)
 
-    def _out_of_disk(self, sql: str) -> EngineOutOfDisk:
-        """The disk filled while DuckDB spilled: say where it spills and what to change."""
+    def _out_of_disk(self, sql: str, capped: bool = False) -> EngineOutOfDisk:
+        """The disk filled while DuckDB spilled: say where it spills and what to change. ``capped``:
+        DuckDB's cap on its spill files stopped it; on a caller's connection that set the cap
+        (``SET max_temp_directory_size``), the cap is what to raise, the disk perhaps far from full
+        (it was told "filled the disk", hundred-and-first round)."""
         place = self._temp_place()
+        if self.caller is not None and capped and _disk_bytes(self._setting("max_temp_directory_size")) is not None:
+            return EngineOutOfDisk(
+                f"DuckDB spilled past its memory limit into {place} until it reached {self._callers_cap()}: raise "
+                f"it on that connection (SET max_temp_directory_size), or raise {self._callers_limit()} (SET "
+                f"memory_limit) so that less spills ({_CALLERS_SETTINGS}); {_LATTICE}; nothing was placed at the "
+                f"output path", sql)
         if self.caller is not None:
             return EngineOutOfDisk(
                 f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: SET "
@@ -1048,8 +1075,10 @@ class DuckDBEngine(Engine):
         # a caller's SET temp_directory = '' forbids spilling: its write's database spills no more than
         # its own (it spilled into the folder beside the output, on a disk the caller never offered)
         unspilled = self._spilling_forbidden()
+        # and a cap the caller set on its spill files bounds the private database's too
+        disk = None if unspilled else self._disk_apart()
         settings = {"threads": 1, "temp_directory": "" if unspilled else str(spill.absolute()),
-                    **({"memory_limit": room} if room else {})}
+                    **({"memory_limit": room} if room else {}), **({"max_temp_directory_size": disk} if disk else {})}
         try:
             apart = duckdb.connect(config=settings)
             try:
@@ -1060,20 +1089,23 @@ class DuckDBEngine(Engine):
             finally:
                 apart.close()
         except duckdb.Error as e:
-            error = self._apart_error(e, sql, room, None if unspilled else spill)
+            error = self._apart_error(e, sql, room, None if unspilled else spill, disk)
             error.cause = e
             raise error from None
         finally:
             ordered.unlink(missing_ok=True)
             shutil.rmtree(spill, ignore_errors=True)  # DuckDB removes it on close, unless it could not
 
-    def _apart_error(self, e: duckdb.Error, sql: str, room: str | None, spill: Path | None) -> EngineError:
+    def _apart_error(self, e: duckdb.Error, sql: str, room: str | None, spill: Path | None,
+                     disk: str | None = None) -> EngineError:
         """An error of a caller's partitioned write's private database. Running out of memory or of
         disk names what bounds that database: its share of the caller's limit (``_room_apart``) and
         its spill folder beside the output, neither the spec's settings nor the caller's
         ``temp_directory`` (it was told "within its default limit (80 % of RAM): raise [engine]
         memory_limit", hundredth round). ``spill`` None: the caller forbade spilling (``SET
-        temp_directory = ''``), which the private database kept, and running out of memory says so."""
+        temp_directory = ''``), which the private database kept, and running out of memory says so;
+        ``disk``: its share of the caller's ``max_temp_directory_size`` (``_disk_apart``), which,
+        reached, is told as that cap, not as a full disk (hundred-and-first round)."""
         text = str(e)
         spilled = spill is not None and isinstance(e, duckdb.IOException) and \
             (_spilling(text) or str(spill.absolute()) in text)
@@ -1096,6 +1128,13 @@ class DuckDBEngine(Engine):
                 f"the output), or hold less in its database (a table it keeps in memory); nothing was placed at the "
                 f"output path", sql)
         where = f"its folder beside the output ({spill.absolute() if spill else ''})"
+        if full and disk is not None and isinstance(e, duckdb.OutOfMemoryException):
+            return EngineOutOfDisk(
+                f"the partitioned write's database of sqlclose's own spilled past its memory limit, {within}, into "
+                f"{where} until it reached its {megabytes(_disk_bytes(disk) or 0)} of {self._callers_cap()}, what "
+                f"the connection's database left of it: raise that max_temp_directory_size on the connection (SET "
+                f"max_temp_directory_size), or its memory_limit (SET memory_limit) so that less spills; nothing was "
+                f"placed at the output path", sql)
         if full:
             return EngineOutOfDisk(
                 f"DuckDB filled the disk of {where} with the data the partitioned write's database of sqlclose's "
@@ -1136,6 +1175,28 @@ class DuckDBEngine(Engine):
         except (TypeError, ValueError, duckdb.Error):  # the buffers unread: the caller's limit as it is
             return limit
         return f"{max(limit_bytes - used, int(limit_bytes * APART_FLOOR))}B"
+
+    def _disk_apart(self) -> str | None:
+        """The max_temp_directory_size of a caller's partitioned write's private database: what the
+        cap the caller set on its database's spill files leaves beside the files it holds now. The
+        private database spilled without it, up to 90 % of the output's disk, past a cap the caller
+        set (hundred-and-first round). None when the caller set none (DuckDB's default, a share of
+        the disk) or it cannot be read."""
+        cap = _disk_bytes(self._setting("max_temp_directory_size"))
+        if cap is None:
+            return None
+        try:
+            with _interruptible():
+                used = int(self.con.execute(_SPILLED).fetchall()[0][0] or 0)
+        except (TypeError, ValueError, duckdb.Error):  # the files unread: the caller's cap as it is
+            used = 0
+        return f"{max(cap - used, 0)}B"
+
+    def _callers_cap(self) -> str:
+        """The caller's connection's cap on its spill files, as its advice names it."""
+        cap = self._setting("max_temp_directory_size")
+        shown = f" ({cap}, as current_setting('max_temp_directory_size') reads it)" if cap else ""
+        return f"the max_temp_directory_size of the DuckDB connection given{shown}"
 
     @contextmanager
     def _one_thread(self, needed: bool) -> Iterator[None]:
