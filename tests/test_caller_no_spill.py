@@ -18,19 +18,12 @@ import os
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from caller_partitioned_write import ROOM, SPEC, TABLE
 
 import sqlclose
 from sqlclose.engine import duckdb as duckdb_engine
 from sqlclose.engine.duckdb import DuckDBEngine
 from sqlclose.errors import EngineOutOfMemory
-
-PARTS = 8
-SPEC = {"privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree": {"all": [str(i) for i in range(PARTS)]}}},
-        "sensitive": {"s": {"distinct_l": 2}}, "others": "keep"}
-# the private database's limit: room for the partitions' buffers, not for the whole release
-ROOM = "32000000B"
-TABLE = (f"CREATE TABLE t AS SELECT (i % {PARTS})::VARCHAR AS g, (i % 3)::VARCHAR AS s, md5(i::VARCHAR) AS h, "
-         f"i AS n FROM range(250000) r(i)")
 
 
 class _Probe:

@@ -19,20 +19,13 @@ import os
 
 import duckdb
 import pytest
+from caller_partitioned_write import ROOM, SPEC, TABLE
 
 import sqlclose
 from sqlclose.engine import duckdb as duckdb_engine
 from sqlclose.engine.duckdb import DuckDBEngine
 from sqlclose.errors import EngineCannotSpill, EngineOutOfDisk
 
-PARTS = 8
-SPEC = {"privacy": {"k": 2}, "quasi_identifiers": {"g": {"tree": {"all": [str(i) for i in range(PARTS)]}}},
-        "sensitive": {"s": {"distinct_l": 2}}, "others": "keep"}
-# the private database's limit: room for the partitions' buffers, not for the whole release (at it, the
-# write spills: tests/test_caller_no_spill.py::test_at_this_limit_a_callers_partitioned_write_spills)
-ROOM = "32000000B"
-TABLE = (f"CREATE TABLE t AS SELECT (i % {PARTS})::VARCHAR AS g, (i % 3)::VARCHAR AS s, md5(i::VARCHAR) AS h, "
-         f"i AS n FROM range(250000) r(i)")
 SORT = ("CREATE TEMPORARY TABLE sorted AS SELECT range AS i, md5(range::VARCHAR) AS s FROM range(3000000) "
         "ORDER BY s")
 
