@@ -423,22 +423,26 @@ class Engine(ABC):
     def _fetched(self, query: exp.Expression | str, params: Sequence[Any] | None,
                  run: Callable[[str, Sequence[Any] | None], _Result], owned: bool = False) -> _Result:
         sql = query if isinstance(query, str) else self.render(query, owned)
-        try:
+        with self.told_with(sql):
             return run(sql, params)
-        except EngineError:
-            raise
-        except Exception as e:  # driver errors differ per backend; keep the SQL with them
-            raise self.wrapped_error(e, sql) from None
 
     def execute(self, statement: exp.Expression | str, params: Sequence[Any] | None = None,
                 owned: bool = False) -> None:
         sql = statement if isinstance(statement, str) else self.render(statement, owned)
-        try:
+        with self.told_with(sql):
             self._execute(sql, params)
+
+    @contextmanager
+    def told_with(self, sql: str | Callable[[], str]) -> Iterator[None]:
+        """A driver's error in the block as sqlclose's, told with ``sql`` (or what it returns: rendered
+        only then): driver errors differ per backend. An ``EngineError`` passes as it is, told with its
+        own SQL already (Spark: a kept table the statement read, ``_filling``)."""
+        try:
+            yield
         except EngineError:
-            raise  # told with its own SQL already (Spark: a kept table the command read)
+            raise
         except Exception as e:
-            raise self.wrapped_error(e, sql) from None
+            raise self.wrapped_error(e, sql if isinstance(sql, str) else sql()) from None
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         """The driver's error ``e`` on ``sql`` as sqlclose's; a backend says more where it can."""

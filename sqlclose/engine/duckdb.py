@@ -1167,12 +1167,8 @@ class DuckDBEngine(Engine):
             limit_bytes = parse_bytes(limit)
         except (TypeError, ValueError):  # unread, or no limit: DuckDB's default
             return None
-        try:
-            with _interruptible():
-                # fetched to its end: a result left open makes DuckDB refuse the next relation
-                # (``dating``'s read of the session), which a read of a setting had hidden
-                used = int(self.con.execute(_MEMORY_USED).fetchall()[0][0] or 0)
-        except (TypeError, ValueError, duckdb.Error):  # the buffers unread: the caller's limit as it is
+        used = self._bytes_held(_MEMORY_USED)
+        if used is None:  # the buffers unread: the caller's limit as it is
             return limit
         return f"{max(limit_bytes - used, int(limit_bytes * APART_FLOOR))}B"
 
@@ -1185,12 +1181,19 @@ class DuckDBEngine(Engine):
         cap = _disk_bytes(self._setting("max_temp_directory_size"))
         if cap is None:
             return None
+        used = self._bytes_held(_SPILLED) or 0  # the files unread: the caller's cap as it is
+        return f"{max(cap - used, 0)}B"
+
+    def _bytes_held(self, total: str) -> int | None:
+        """What the caller's database holds now by ``total`` (``_MEMORY_USED``, ``_SPILLED``: a SUM over
+        a DuckDB table function); None when it cannot be read."""
         try:
             with _interruptible():
-                used = int(self.con.execute(_SPILLED).fetchall()[0][0] or 0)
-        except (TypeError, ValueError, duckdb.Error):  # the files unread: the caller's cap as it is
-            used = 0
-        return f"{max(cap - used, 0)}B"
+                # fetched to its end: a result left open makes DuckDB refuse the next relation
+                # (``dating``'s read of the session), which a read of a setting had hidden
+                return int(self.con.execute(total).fetchall()[0][0] or 0)
+        except (TypeError, ValueError, duckdb.Error):
+            return None
 
     def _callers_cap(self) -> str:
         """The caller's connection's cap on its spill files, as its advice names it."""

@@ -767,24 +767,16 @@ class SparkEngine(Engine):
         outer = _sorted_outside(query) if _sorted_whole(query) else None
         if outer is None:
             return super().fetch(query, params, owned)
-        try:
+        with self.told_with(lambda: self.render(query)):
             return self._run(self.render(outer, owned=True), params)
-        except EngineError:
-            raise  # a kept table's own error (``_filling``)
-        except Exception as e:
-            raise self.wrapped_error(e, self.render(query)) from None
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         if not self.cache_levels:
             return super().fetch_and_keep(name, query)
         sql = query if isinstance(query, str) else self.render(query)
-        try:
+        with self.told_with(sql):
             frame = self._frame(sql, None).cache()
             result = self._filling(sql, frame.toArrow)  # the action that also fills the cache
-        except EngineError:
-            raise  # a kept table's own error (``_filling``)
-        except Exception as e:
-            raise self.wrapped_error(e, sql) from None
         self._keep(name, frame, cached=True)
         return result
 
@@ -973,14 +965,10 @@ class SparkEngine(Engine):
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         """Write a Parquet folder of one part file (``_in_parts``, one part); an existing path is an error."""
-        try:
+        with self.told_with(lambda: self.render(query)):
             with self._timestamps_as_micros():
                 writer = self._sorted(query, params, 1, ()).write.mode("errorifexists")
                 self._filling(self.render(query), lambda: writer.parquet(_written_path(path)))
-        except EngineError:
-            raise  # a kept table's own error (``_filling``)
-        except Exception as e:
-            raise self.wrapped_error(e, self.render(query)) from None
 
     def _sorted(self, query: exp.Expression, params: Sequence[Any], parts: int,
                 partition_by: Sequence[str]) -> DataFrame:
@@ -1005,16 +993,12 @@ class SparkEngine(Engine):
         unknown) one part file, or one per Hive partition; more, a part file per
         ``rows_per_part`` rows, or still one per Hive partition, written in parallel (``_in_parts``)."""
         parts = -(-rows // self.rows_per_part) if rows else 1
-        try:
+        with self.told_with(lambda: self.render(query)):
             writer = self._sorted(query, params, parts, partition_by).write.mode("errorifexists")
             if partition_by:
                 writer = writer.partitionBy(*partition_by)
             with self._timestamps_as_micros():
                 self._filling(self.render(query), lambda: writer.parquet(_written_path(path)))
-        except EngineError:
-            raise  # a kept table's own error (``_filling``)
-        except Exception as e:
-            raise self.wrapped_error(e, self.render(query)) from None
         tidy_part_files(path)
 
     def _in_parts(self, query: exp.Expression, params: Sequence[Any], parts: int,
