@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -217,9 +218,35 @@ def _hidden(folder: Path, pid: int) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if f".sqlclose-{pid}-" in p.name)
 
 
+KILLED_ENV = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
+
+
+@pytest.fixture(scope="module")
+def killed_at_write(tmp_path_factory) -> tuple[Path, int, Path]:
+    """Table 3's project whose database a first run wrote (a user's table ``payroll`` beside it) and a
+    second run, SIGKILLed at its write, left its copy beside: (the project, the dead run's process id,
+    its ``out`` folder as the dead run left it). Made once for the module: each case of the next run
+    starts from a copy of that folder, as the three cases each made it again (2 runs, ~2.5 s)."""
+    tmp = tmp_path_factory.mktemp("killed")
+    (tmp / "p").mkdir()
+    project = table3_project(tmp / "p")
+    (project / "nohier.toml").write_text((project / "spec.toml").read_text().replace('"age.csv"', '"none.csv"'))
+    out = project / "out"
+    out.mkdir()
+    duckdb.connect(str(out / "db.duckdb")).execute("CREATE TABLE payroll AS SELECT 7 AS salary").close()
+    first = invoke("anonymize", project / "spec.toml", "-o", out / "db.duckdb", "--output-table", "people", "-q",
+                   env=KILLED_ENV)
+    assert first.exit_code == 0, first.output
+    killed = _killed_at_write(project, tmp / "killed.ready", KILLED_ENV)
+    left = tmp / "left"
+    shutil.copytree(out, left, symlinks=True)  # copy2: the bytes and the times, as the dead run left them
+    return project, killed, left
+
+
 @pytest.mark.parametrize("next_run, code", [("", 0), ("--dry-run", 0), ("nohier.toml", 2)],
                          ids=["up to date", "dry run", "failing"])
-def test_a_killed_runs_copy_of_the_database_is_removed_by_the_next_run_whatever_it_does(tmp_path, next_run, code):
+def test_a_killed_runs_copy_of_the_database_is_removed_by_the_next_run_whatever_it_does(killed_at_write, next_run,
+                                                                                         code):
     """A run SIGKILLed while it wrote the release into its new database left that file hidden beside
     the old one (``.db.duckdb.sqlclose-PID-TOKEN.tmp``, its ``.wal``, its mark ``.live``): a copy of
     every table of the database and of a release never verified. Only a run that wrote removed it;
@@ -227,17 +254,10 @@ def test_a_killed_runs_copy_of_the_database_is_removed_by_the_next_run_whatever_
     a Parquet, CSV or folder output's are removed before the search (review of the ninety-sixth
     round). A run still going (its mark of life held) keeps its files. Oracles: the folder's
     listing, by the process ids of the runs, and the user's table, still where it was."""
-    (tmp_path / "p").mkdir()
-    project = table3_project(tmp_path / "p")
-    (project / "nohier.toml").write_text((project / "spec.toml").read_text().replace('"age.csv"', '"none.csv"'))
+    project, killed, as_left = killed_at_write
     out = project / "out"
-    out.mkdir()
-    duckdb.connect(str(out / "db.duckdb")).execute("CREATE TABLE payroll AS SELECT 7 AS salary").close()
-    env = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
-    first = invoke("anonymize", project / "spec.toml", "-o", out / "db.duckdb", "--output-table", "people", "-q",
-                   env=env)
-    assert first.exit_code == 0, first.output
-    killed = _killed_at_write(project, tmp_path / "killed.ready", env)
+    shutil.rmtree(out, ignore_errors=True)  # a case before this one ran in it
+    shutil.copytree(as_left, out, symlinks=True)
     left = _hidden(out, killed)
     assert {name.rpartition(".sqlclose-")[2].partition(".")[2] for name in left} >= {"tmp", "tmp.wal", "live"}, left
     going = subprocess.Popen([sys.executable, "-c", A_RUN_GOING_ON, str(out)], stdout=subprocess.PIPE, text=True)
@@ -246,7 +266,7 @@ def test_a_killed_runs_copy_of_the_database_is_removed_by_the_next_run_whatever_
         its_files = _hidden(out, going.pid)
         spec = project / (next_run if next_run.endswith(".toml") else "spec.toml")
         following = invoke("anonymize", spec, "-o", out / "db.duckdb", "--output-table", "people",
-                           *next_run.split()[next_run.endswith(".toml"):], env=env)
+                           *next_run.split()[next_run.endswith(".toml"):], env=KILLED_ENV)
         assert following.exit_code == code, following.output
         assert ("up to date" in following.output) == (next_run == "")
         assert _hidden(out, killed) == []  # the dead run's copy, its log and its mark

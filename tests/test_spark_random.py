@@ -20,6 +20,8 @@ The oracle is the DuckDB engine, itself checked against brute force elsewhere
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -29,6 +31,7 @@ from random_tables import case
 import sqlclose
 from sqlclose.engine import DuckDBEngine, SparkEngine
 from sqlclose.errors import NoSolutionError
+from sqlclose.release.release import Release
 
 pytestmark = pytest.mark.spark
 
@@ -72,8 +75,9 @@ def _rows(table: pa.Table) -> list[tuple]:
     return sorted((tuple(r.values()) for r in table.to_pylist()), key=lambda r: [(v is None, str(v)) for v in r])
 
 
-def _outcome(table: pa.Table, spec: dict, engine) -> dict | None:
-    """What a run gives; with suppression, also the releases at two minimal nodes (most suppress rows)."""
+def _outcome(table: pa.Table, spec: dict, engine, write: Callable[[Release], object] | None = None) -> dict | None:
+    """What a run gives; with suppression, also the releases at two minimal nodes (most suppress rows).
+    ``write``: called with the release as well, once it is read (a written batch's folder or file)."""
     spec = {**spec, "search": {**spec.get("search", {}), "explore": "lattice"}}  # the minimal nodes compared too
     try:
         with sqlclose.anonymize(table, spec, engine=engine) as release:
@@ -82,6 +86,8 @@ def _outcome(table: pa.Table, spec: dict, engine) -> dict | None:
             if spec["suppression"]:
                 others = [release.at(m) for m in release.minimal_nodes if m != release.node][:2]
                 out["at_minimal"] = [(r.summary, _rows(r.to_arrow())) for r in others]
+            if write is not None:
+                write(release)
             return out
     except NoSolutionError:
         return None
@@ -94,17 +100,16 @@ def test_random_tables_on_spark_equal_duckdb(spark_session, b: int, tmp_path, mo
         from sqlclose.search import memory_runner
 
         monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
-    on_duckdb = _outcome(table, spec, DuckDBEngine())
+    written = b in WRITTEN  # the release written as well, by the run that is compared (once on each engine)
+    on_duckdb = _outcome(table, spec, DuckDBEngine(),
+                         (lambda r: r.write_parquet(tmp_path / "duck.parquet")) if written else None)
     engine = SparkEngine(spark_session, local_search=b not in SEARCH_ON_SPARK)
     try:
-        assert _outcome(table, spec, engine) == on_duckdb
+        assert _outcome(table, spec, engine,
+                        (lambda r: r.write_parquet_folder(tmp_path / "spark")) if written else None) == on_duckdb
         if spec["suppression"]:  # releases that suppress rows were compared too
             assert any(summary["suppressed_rows"] for summary, _ in on_duckdb["at_minimal"]) or b == 0
-        if on_duckdb is not None and b in WRITTEN:  # the release written as a folder on Spark
-            with sqlclose.anonymize(table, spec, engine=engine) as release:
-                release.write_parquet_folder(tmp_path / "spark")
-            with sqlclose.anonymize(table, spec) as release:
-                release.write_parquet(tmp_path / "duck.parquet")
+        if on_duckdb is not None and written:  # the release written as a folder on Spark
             assert _grouped(tmp_path / "spark") == _grouped(tmp_path / "duck.parquet")
     finally:
         engine.close()

@@ -49,19 +49,34 @@ def manifest_digest(folder: Path) -> str:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
+@pytest.fixture(scope="module")
+def table3_releases(spark_session, tmp_path_factory):
+    """Table 3's release on Spark, open for the module, with DuckDB's written file and its report:
+    each partitioning of the folder test below writes the one release (Table 3 searched and
+    released once on each engine, not once per case)."""
+    from sqlclose.engine import SparkEngine
+
+    duck_file = tmp_path_factory.mktemp("duck") / "duck.parquet"
+    with sqlclose.anonymize(None, TABLE3 / "table3.toml") as release:
+        duck = release.write_parquet(duck_file)
+    engine = SparkEngine(spark_session)
+    try:
+        with sqlclose.anonymize(None, TABLE3 / "table3.toml", engine=engine) as release:
+            yield release, duck, duck_file
+    finally:
+        engine.close()
+
+
 @pytest.mark.parametrize("partition_by", [(), ("age",)], ids=["plain", "by-age"])
-def test_table3_folder_on_spark_equals_duckdbs_release(spark, tmp_path: Path, partition_by: tuple) -> None:
-    spec = TABLE3 / "table3.toml"
-    with sqlclose.anonymize(None, spec, engine=spark) as release:
-        assert searches_locally(release.problem)  # the hybrid path: the search ran in a local DuckDB
-        doc = release.write_parquet_folder(tmp_path / "spark", partition_by=partition_by)
-        again = release.write_parquet_folder(tmp_path / "again", partition_by=partition_by) if not partition_by \
-            else doc
-    with sqlclose.anonymize(None, spec) as release:
-        duck = release.write_parquet(tmp_path / "duck.parquet")
+def test_table3_folder_on_spark_equals_duckdbs_release(table3_releases, tmp_path: Path, partition_by: tuple) -> None:
+    release, duck, duck_file = table3_releases
+    assert searches_locally(release.problem)  # the hybrid path: the search ran in a local DuckDB
+    doc = release.write_parquet_folder(tmp_path / "spark", partition_by=partition_by)
+    again = release.write_parquet_folder(tmp_path / "again", partition_by=partition_by) if not partition_by \
+        else doc
     columns = ["zip", "age", "salary", "disease"]
     rows = grouped(tmp_path / "spark", columns)
-    assert rows == grouped(tmp_path / "duck.parquet", columns)
+    assert rows == grouped(duck_file, columns)
     assert {(z, a) for z, a, *_ in rows} == {("4760*", "<40"), ("4767*", "<40"), ("4790*", ">=40")}  # Table 5
     assert sum(r[-1] for r in rows) == 9
     assert doc["output"]["sha256"] == manifest_digest(tmp_path / "spark")
