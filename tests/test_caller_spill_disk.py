@@ -82,6 +82,7 @@ def _write(tmp_path, monkeypatch, seen: dict, cap: str | None = None, blocked: b
     if cap:
         db.execute("SET max_temp_directory_size = ?", [cap])
     db.execute(TABLE)
+    seen["limit"] = _setting(db, "memory_limit")
     connect = duckdb.connect
 
     def probe(*args, **kwargs):
@@ -107,13 +108,17 @@ def test_a_callers_partitioned_write_keeps_within_the_callers_spill_cap(tmp_path
     # the caller's database spilled nothing (its data fits): the private one gets the cap whole, 1,000,000 bytes
     assert seen["cap"] == "976.5 KiB", seen
     said = str(caught.value)
-    assert said.startswith("the partitioned write's database of sqlclose's own spilled past its memory limit, "
-                           "its 32 MB of the memory_limit of the DuckDB connection given"), said
-    assert f"into its folder beside the output ({seen['folder']}) until it reached its 1 MB of the " \
-           "max_temp_directory_size of the DuckDB connection given (976.5 KiB, as " \
-           "current_setting('max_temp_directory_size') reads it), what the connection's database left of it: raise " \
-           "that max_temp_directory_size on the connection (SET max_temp_directory_size), or its memory_limit (SET " \
-           "memory_limit) so that less spills" in said, said
+    # The whole sentence: it said "what the connection's database left of it" twice, once of each bound
+    # (hundred-and-second round). 32 MB is the test's ROOM; 300MB the caller's limit, as DuckDB shows it.
+    assert said == ("the partitioned write's database of sqlclose's own spilled past its memory limit into its "
+                    f"folder beside the output ({seen['folder']}) until it reached its cap on spill files, each what "
+                    "the connection's database left of the connection's setting: its 32 MB of the memory_limit of "
+                    f"the DuckDB connection given ({seen['limit']}, as current_setting('memory_limit') reads it), a "
+                    "quarter of it at least, and its 1 MB of the max_temp_directory_size of the DuckDB connection "
+                    "given (976.5 KiB, as current_setting('max_temp_directory_size') reads it): raise that "
+                    "max_temp_directory_size on the connection (SET max_temp_directory_size), or its memory_limit "
+                    "(SET memory_limit) so that less spills; nothing was placed at the output path"), said
+    assert said.count("left") == 1
     assert "filled the disk" not in said and "[engine]" not in said
     assert os.listdir(tmp_path) == []  # nothing left beside the output (the caller's database spilled nothing)
 

@@ -149,3 +149,22 @@ def test_a_csv_whose_line_endings_change_is_refused_naming_the_line(tmp_path, fi
     assert f"cannot read {tmp_path / 'p.csv'}: line {changed} ends with" in result.output, result.output
     assert "dos2unix" in result.output and "flu" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "utf-16"])
+def test_a_files_line_breaks_are_told_alike_by_their_bytes(tmp_path, encoding, monkeypatch):
+    """``line_endings.breaks_all``, the count the Spark engine asks of a one-column CSV told CRLF
+    before it scans the file (hundred-and-second round): every break its ending, or not; a CRLF cut
+    between two chunks counted as one. Oracle: the texts written here, whose breaks are known."""
+    from sqlclose.engine import line_endings
+
+    monkeypatch.setattr(line_endings, "CHUNK", 8)  # small chunks: a CRLF falls across their edge
+    python_encoding = "utf-16-le" if encoding == "utf-16" else encoding
+    cases = {("abc\r\ndé\r\nfgh\r\n", "\r\n"): True, ("abc\r\ndé\nfgh\r\n", "\r\n"): False,
+             ("abc\r\ndé\rfgh\r\n", "\r\n"): False, ("abc\ndé\nfgh\n", "\n"): True,
+             ("abc\ndé\r\nfgh\n", "\n"): False, ("abc\rdé\rfgh\r", "\r"): True, ("abc\rdé\r\n", "\r"): False}
+    for (text, ending), alike in cases.items():
+        for lead in ("", "x", "xy"):  # moves the CRLFs across the chunks' edges
+            path = tmp_path / "f.csv"
+            path.write_bytes((lead + text).encode(python_encoding))
+            assert line_endings.breaks_all(path, encoding, ending) is alike, (lead + text, ending)

@@ -17,11 +17,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 from table3_project import invoke, table3_project
+from test_killed_placing_rollback import _env
 from test_killed_placing_rollback import _sqlclose as killed_or_whole_run
 from warehouse_steps import TWO_COLUMN_SPEC
 
@@ -128,6 +130,79 @@ def test_a_run_killed_placing_through_a_link_is_rolled_back_where_it_placed(tmp_
     assert os.readlink(d / "out.parquet") == str(real) and _hidden(d) == [] and _hidden(real.parent) == []
 
 
+
+# The killed run: SIGKILLs itself at a point of placing its report (argv 1), the data already placed
+# at the file the output's link names. "before": as the report's link is asked for; "linked": the
+# report linked into place, its temporary not yet removed; "committed": the journal just renamed to
+# the commit mark, the old pair and the mark not yet removed.
+KILLED_PLACING_THE_REPORT = """
+import os, runpy, signal, sys
+AT = sys.argv.pop(1)
+link, replace = os.link, os.replace
+def placing_link(src, dst, **kw):
+    if AT == "before" and str(dst).endswith(".report.json"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    link(src, dst, **kw)
+    if AT == "linked" and str(dst).endswith(".report.json"):
+        os.kill(os.getpid(), signal.SIGKILL)
+def marking_replace(src, dst, **kw):
+    replace(src, dst, **kw)
+    if AT == "committed" and str(dst).endswith(".committed"):
+        os.kill(os.getpid(), signal.SIGKILL)
+os.link, os.replace = placing_link, marking_replace
+sys.argv = ["sqlclose"] + sys.argv[1:]
+runpy.run_module("sqlclose.cli", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("at, stands", [("before", "previous"), ("linked", "previous"), ("committed", "new")])
+def test_a_run_killed_placing_its_report_through_a_link_leaves_one_whole_pair(tmp_path, at, stands):
+    """A release written through a link (``-o out.parquet`` naming ``elsewhere/real.parquet``): its
+    data and journal lie beside the file the link names, its report beside the link, in another
+    folder. A run SIGKILLed while placing that report leaves the new data without its report (the
+    old one set aside), or the report placed and its temporary too: the next run, which stops early
+    (k = 10 over nine rows, exit 3), puts the previous pair back, or keeps the new one once its
+    commit mark stood; no hidden file is left in either folder, and a rerun writes its release.
+    Oracles: the files' bytes read before, hashlib's sha256 of the data against its report's, the
+    folder listings."""
+    d = _project(tmp_path)
+    (d / "k9.toml").write_text((d / "spec.toml").read_text().replace("k = 3", "k = 9"))  # a release of other bytes
+    (d / "k10.toml").write_text((d / "spec.toml").read_text().replace("k = 3", "k = 10"))
+    real, report = d / "elsewhere" / "real.parquet", d / "out.parquet.report.json"
+    (d / "out.parquet").symlink_to(real)
+    real.write_bytes(OLD)
+
+    def run(spec: str) -> subprocess.CompletedProcess:
+        return killed_or_whole_run(d, spec, "-o", "out.parquet", "--overwrite")
+
+    assert run("spec.toml").returncode == 0
+    previous = real.read_bytes(), report.read_bytes()
+    killed = subprocess.run([sys.executable, "-c", KILLED_PLACING_THE_REPORT, at, "anonymize", "k9.toml", "-o",
+                             "out.parquet", "--overwrite", "--no-progress", "-q"], cwd=d, env=_env(),
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _hidden(d) != [] and _hidden(real.parent) != []  # stopped mid-move: its files on both sides
+    assert real.read_bytes() != previous[0]  # the new data placed through the link
+    if at == "before":
+        assert not report.exists()  # the old report set aside, the new one not placed
+    else:
+        assert report.read_bytes() != previous[1]
+    following = run("k10.toml")
+    assert following.returncode == 3, following.stderr
+    pair = real.read_bytes(), report.read_bytes()
+    if stands == "previous":
+        assert pair == previous
+    else:  # the k = 9 release, whole: its report vouches for the data the link names
+        assert pair != previous
+        assert json.loads(pair[1])["output"]["sha256"] == hashlib.sha256(pair[0]).hexdigest()
+        assert json.loads(pair[1])["privacy"]["k"] == 9
+    assert os.readlink(d / "out.parquet") == str(real) and _hidden(d) == [] and _hidden(real.parent) == []
+    again = run("spec.toml")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(real.read_bytes()).hexdigest()
+    assert _rows(real, "parquet") == 9 and os.readlink(d / "out.parquet") == str(real)
+    assert _hidden(d) == [] and _hidden(real.parent) == [] and sorted(p.name for p in real.parent.iterdir()) == \
+        ["real.parquet"]
 
 
 def test_a_release_query_path_that_is_a_link_is_written_through_it(tmp_path):

@@ -98,3 +98,38 @@ def test_a_quoted_last_value_ending_in_a_line_break_is_still_released_on_spark(t
     assert sorted(row[2] for row, n in on_spark for _ in range(n)) == sorted(
         f"n{i}" + ("\r" if i % 2 else "\n") for i in range(8))
     assert on_spark == _release(str(path), SPEC)
+
+
+ONE_COLUMN = {"privacy": {"k": 2}, "quasi_identifiers": {"x": {"bands": [10]}}}
+ENDINGS = [("\n", "\r\n"), ("\r\n", "\n"), ("\r", "\r\n"), ("\n", "\r"), ("\r\n", "\r"), ("\r", "\n")]
+ENDING_IDS = ["lf-then-crlf", "crlf-then-lf", "cr-then-crlf", "lf-then-cr", "crlf-then-cr", "cr-then-lf"]
+
+
+@pytest.mark.parametrize(("first", "then"), ENDINGS, ids=ENDING_IDS)
+def test_a_one_column_file_whose_line_endings_change_is_refused_on_spark_as_on_duckdb(tmp_path, spark_session,
+                                                                                     first, then):
+    """A file of one column has no delimiter to make a row ragged. Was: crlf-then-lf released on Spark,
+    whose reader, told CRLF, read the LF lines as rows too (their values plain, no tell), where
+    DuckDB refuses the file (hundred-and-second round). Those told LF or CR leave a value ending in
+    "\\r" or starting with "\\n", refused before."""
+    rows = [str(i) for i in range(8)]
+    path = tmp_path / "people.csv"
+    path.write_bytes(("x" + first + first.join(rows[:4]) + first + then.join(rows[4:]) + then).encode())
+    with pytest.raises(InputError) as on_duckdb:
+        _release(str(path), ONE_COLUMN)
+    with pytest.raises(InputError) as on_spark:
+        _on_spark(spark_session, str(path), ONE_COLUMN)
+    assert f"{path}: line 6 ends with" in str(on_duckdb.value) and "dos2unix" in str(on_duckdb.value)
+    assert str(on_spark.value) == str(on_duckdb.value)
+
+
+def test_a_one_column_files_quoted_line_breaks_are_still_released_on_spark(tmp_path, spark_session):
+    """A guard of the refusal above: a quoted value holding a line break sends the file to the scan,
+    which finds its endings alike, and it is released as DuckDB releases it."""
+    path = tmp_path / "people.csv"
+    rows = [f'"{i}' + ("\r\n" if i % 2 else "\nn") + f'{i}"' for i in range(8)]  # each of 4 characters
+    path.write_bytes(("x\r\n" + "\r\n".join(rows) + "\r\n").encode())
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"x": {"mask": True, "length": 4}}}
+    on_spark = _on_spark(spark_session, str(path), spec)
+    assert on_spark == _release(str(path), spec)
+    assert sum(n for _, n in on_spark) == 8

@@ -39,6 +39,7 @@ pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
 MARK = "\x1e"  # starts a job's name on stdout and stderr, at the start of a line
+SPILL_VARIABLE = "SQLCLOSE_TEST_SPARK_SPILL"  # the command's spec spills into the folder it names
 
 # The process: argv 1 the jobs' folder, 2 the command's spec, 3 the JVM flags of the tests' own
 # session (conftest.TEST_SPARK_CONF: the quick JIT tier alone, one collector thread, no bytecode
@@ -59,12 +60,23 @@ def begin(name):
 
 
 def command():
-    # `python -m sqlclose.cli anonymize …`: the command's own entry point, run as -m runs it.
+    # `python -m sqlclose.cli anonymize …`: the command's own entry point, run as -m runs it. The
+    # spill folder its session was started with is read back from the session (FOLDER/local_dir.json).
+    from sqlclose.engine import spark as spark_engine
+    started = spark_engine._own_session
+
+    def own_session(master, conf):
+        session = started(master, conf)
+        (FOLDER / "local_dir.json").write_text(json.dumps(session.sparkContext.getConf().get("spark.local.dir")))
+        return session
+    spark_engine._own_session = own_session
     sys.argv = ["sqlclose", "anonymize", SPEC, "--engine", "spark", "--no-progress", "--json"]
     try:
         runpy.run_module("sqlclose.cli", run_name="__main__", alter_sys=True)
     except SystemExit as stop:
         return stop.code
+    finally:
+        spark_engine._own_session = started
     return "returned"
 
 
@@ -192,7 +204,8 @@ def _by_job(text: str) -> dict[str, str]:
 
 def _command_spec(folder: Path) -> Path:
     """Table 3's spec reading a Parquet folder source, on Spark's engine with the product's settings
-    (code generation on, unlike the other Spark tests' ``TEST_SPARK_CONF``). Its JVM, as theirs,
+    (code generation on, unlike the other Spark tests' ``TEST_SPARK_CONF``), spilling into the folder
+    ``${SQLCLOSE_TEST_SPARK_SPILL}`` names (``jobs`` sets it). Its JVM, as theirs,
     compiles Spark's own code with the quick JIT tier alone: given through the spec's ``[engine]
     conf``, it took the job from ~40 s to ~30 s, and changes no result."""
     source = folder / "table3"
@@ -204,7 +217,8 @@ def _command_spec(folder: Path) -> Path:
         text = text.replace(f'"{name}"', f'"{TABLE3 / name}"')
     spec = folder / "spec_spark.toml"
     engine = ('\n[engine]\nname = "spark"\nmaster = "local[1]"\nconf = { "spark.sql.shuffle.partitions" = "1", '
-              f'"spark.driver.extraJavaOptions" = "{TEST_JVM_OPTIONS}" }}\n')
+              f'"spark.driver.extraJavaOptions" = "{TEST_JVM_OPTIONS}", '
+              f'"spark.local.dir" = "${{{SPILL_VARIABLE}}}" }}\n')
     spec.write_text(text.replace("../../out/table3/release.parquet", str(folder / "out" / "rel")) + engine)
     return spec
 
@@ -215,7 +229,8 @@ def jobs(tmp_path_factory) -> Jobs:
     spec = _command_spec(folder)
     done = subprocess.run([sys.executable, "-c", _DRIVER, str(folder), str(spec), TEST_JVM_OPTIONS,
                            str(TABLE3 / "table3.toml")],
-                          capture_output=True, text=True, cwd=folder, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, cwd=folder,
+                          env={**os.environ, "PYTHONPATH": str(REPO), SPILL_VARIABLE: str(folder / "spill")},
                           timeout=1200)
     return Jobs(folder, spec, _by_job(done.stdout), _by_job(done.stderr), done.stderr)
 
@@ -236,7 +251,7 @@ def _manifest_digest(folder: Path) -> str:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
-def test_the_command_runs_on_spark(jobs: Jobs, tmp_path: Path) -> None:
+def test_the_command_runs_on_spark(jobs: Jobs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``sqlclose anonymize --engine spark`` (``python -m sqlclose.cli``'s entry point, the process's
     first job): a Parquet folder source, a folder release verified on Spark, equal to DuckDB's by a
     plain GROUP BY. Its session has the product's settings: code generation on."""
@@ -249,10 +264,22 @@ def test_the_command_runs_on_spark(jobs: Jobs, tmp_path: Path) -> None:
     for noise in ("WindowExec", "All paths were ignored", "does not yet fully support pandas"):
         assert noise not in jobs.whole_stderr, told
     duck = tmp_path / "duck.parquet"
+    monkeypatch.setenv(SPILL_VARIABLE, str(jobs.folder / "spill"))  # as the command had it
     with sqlclose.anonymize(None, jobs.spec, engine=DuckDBEngine()) as release:  # the spec says spark
         release.write_parquet(duck)
     columns = ["zip", "age", "salary", "disease"]
     assert _grouped(jobs.folder / "out" / "rel", columns) == _grouped(duck, columns)
+
+
+def test_a_specs_spark_local_dir_expands_its_variable(jobs: Jobs) -> None:
+    """The command's spec gives ``"spark.local.dir" = "${SQLCLOSE_TEST_SPARK_SPILL}"``: passed as
+    written, Spark spilled into a folder literally named so, made in the working folder (exit 0). It
+    is expanded from the environment now, as a spec's paths are (hundred-and-second round). Oracles:
+    the session's conf read back when it started, and the folders on disk."""
+    assert jobs.ended("command") == 0, jobs.stderr.get("command", jobs.whole_stderr)[-2000:]
+    assert json.loads((jobs.folder / "local_dir.json").read_text()) == str(jobs.folder / "spill")
+    assert (jobs.folder / "spill").is_dir()  # Spark made the folder it was given
+    assert not [p.name for p in jobs.folder.iterdir() if "${" in p.name]
 
 
 def test_a_failing_spark_query_is_told_in_one_line_with_no_plan_nor_log_on_stderr(jobs: Jobs) -> None:

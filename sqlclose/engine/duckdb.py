@@ -1113,11 +1113,11 @@ class DuckDBEngine(Engine):
             (isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in text)
         if not (spilled or full or isinstance(e, duckdb.OutOfMemoryException)):
             return self.engine_error(e, sql)
-        within = f"its share of {self._callers_limit()}, what the connection's database left of it (a quarter " \
-                 f"of it at least)"
+        share = "its share"
         with suppress(TypeError, ValueError):  # unread: DuckDB's default limit, told as the caller's
-            within = f"its {megabytes(parse_bytes(room))} of {self._callers_limit()}, what the connection's " \
-                     f"database left of it (a quarter of it at least)"
+            share = f"its {megabytes(parse_bytes(room))}"
+        within = f"{share} of {self._callers_limit()}, what the connection's database left of it (a quarter of it " \
+                 "at least)"
         if spill is None and isinstance(e, duckdb.OutOfMemoryException):
             return EngineOutOfMemory(
                 f"DuckDB ran out of memory ({_out_of_memory_said(text)}) writing the partitioned folder in a "
@@ -1129,12 +1129,14 @@ class DuckDBEngine(Engine):
                 f"output path", sql)
         where = f"its folder beside the output ({spill.absolute() if spill else ''})"
         if full and disk is not None and isinstance(e, duckdb.OutOfMemoryException):
+            # both bounds are shares of the caller's settings: what its database left is said once, of the two
             return EngineOutOfDisk(
-                f"the partitioned write's database of sqlclose's own spilled past its memory limit, {within}, into "
-                f"{where} until it reached its {megabytes(_disk_bytes(disk) or 0)} of {self._callers_cap()}, what "
-                f"the connection's database left of it: raise that max_temp_directory_size on the connection (SET "
-                f"max_temp_directory_size), or its memory_limit (SET memory_limit) so that less spills; nothing was "
-                f"placed at the output path", sql)
+                f"the partitioned write's database of sqlclose's own spilled past its memory limit into {where} "
+                f"until it reached its cap on spill files, each what the connection's database left of the "
+                f"connection's setting: {share} of {self._callers_limit()}, a quarter of it at least, and its "
+                f"{megabytes(_disk_bytes(disk) or 0)} of {self._callers_cap()}: raise that max_temp_directory_size "
+                f"on the connection (SET max_temp_directory_size), or its memory_limit (SET memory_limit) so that "
+                f"less spills; nothing was placed at the output path", sql)
         if full:
             return EngineOutOfDisk(
                 f"DuckDB filled the disk of {where} with the data the partitioned write's database of sqlclose's "

@@ -985,7 +985,8 @@ class EngineSettings(_Model):
     DuckDB: ``threads``, ``memory_limit`` (e.g. "2GB", for the whole job: of what the interpreter's
     250 MB leave, DuckDB gets 60 % and spills past it to ``temp_directory``, the search's Python side
     20 %). Spark: ``master`` (e.g.
-    "local[2]") and ``conf`` (passed to the session builder). Settings change how fast a release is
+    "local[2]") and ``conf`` (passed to the session builder, ``${VAR}`` in a value expanded as in paths).
+    Settings change how fast a release is
     made, never the release: they are not hashed."""
 
     name: str = "duckdb"
@@ -1543,6 +1544,37 @@ def expand_env(text: str) -> str:
     return _ENV_VAR.sub(sub, text)
 
 
+# What Spark's own ConfigReader substitutes in a setting's value: ${env:NAME}, ${system:name}, ${spark.key}.
+_SPARK_REFERENCE = re.compile(r"\$\{(?:\w+?:)?\S+?\}")
+
+
+def _expanded_conf(conf: dict[Any, Any], where: str) -> dict[Any, Any]:
+    """``[engine] conf`` values with ``${VAR}`` and ``${VAR:-default}`` expanded, as a spec's paths are:
+    passed as written, ``"spark.local.dir" = "${BAD}"`` made Spark spill into a folder named ``${BAD}``
+    (hundred-and-second round). Spark's own ``${env:NAME}``, ``${system:name}`` and ``${spark.key}`` are
+    refused: Spark substitutes them in the settings it reads through its typed entries only (not
+    ``spark.local.dir``, read as written; ``spark.sql.shuffle.partitions`` is refused as no number),
+    so the same text meant a folder in one setting and a literal name in another."""
+    out = {}
+    for key, value in conf.items():
+        if isinstance(value, str):  # anything else is told by validation
+            label = f"{where}: invalid spec: engine.conf: {key}"
+            try:
+                expanded = expand_env(value)
+            except SpecError as e:
+                raise SpecError(f"{label}: {e}") from None
+            spark_own = _SPARK_REFERENCE.search(_ENV_VAR.sub("", value))
+            if spark_own:
+                raise SpecError(
+                    f"{label}: {spark_own.group()} in {name_shown(value)} is Spark's own substitution, which Spark "
+                    "applies to some settings only (spark.local.dir keeps it as a folder's name): write "
+                    "${NAME} or ${NAME:-default} for an environment variable, which sqlclose expands in every "
+                    "[engine] conf value, or the value itself")
+            value = expanded
+        out[key] = value
+    return out
+
+
 def _copy_dicts(value: Any) -> Any:
     """``value`` with every dict in it copied (what ``_resolve_paths`` rewrites); other values shared."""
     return {key: _copy_dicts(item) for key, item in value.items()} if isinstance(value, dict) else value
@@ -1600,6 +1632,8 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
         if isinstance(data.get(section), dict):
             for key in keys:
                 fix(data[section], key, f"{section}.{key}")
+    if isinstance(data.get("engine"), dict) and isinstance(data["engine"].get("conf"), dict):
+        data["engine"]["conf"] = _expanded_conf(data["engine"]["conf"], where)
     for section in ("quasi_identifiers", "sensitive"):
         if not isinstance(data.get(section), dict):  # validation names what it must be
             continue

@@ -149,7 +149,8 @@ MEANINGS: dict[str, str] = {
                                    "case), above 0 bytes, at most 1 EiB.",
     "EngineSettings.temp_directory": "Where DuckDB spills; not at or inside the output path.",
     "EngineSettings.master": "Spark's master, e.g. \"local[2]\".",
-    "EngineSettings.conf": "Spark session settings.",
+    "EngineSettings.conf": "Spark session settings; `${VAR}` and `${VAR:-default}` in a value expand from the "
+                           "environment, as in paths; Spark's own `${env:…}`, `${system:…}`, `${spark.…}` are refused.",
 }
 
 
