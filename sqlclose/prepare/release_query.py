@@ -13,13 +13,15 @@ a run writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import replace
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.model.arrays import arrow_table
 from sqlclose.model.arrow_types import holds, reached_float
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
@@ -352,16 +354,21 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     versions whose source we read), and a label of a suppressed class, or a value only suppressed
     rows have, must not reach it. The members come from the node's released classes
     (``release_counts.released_classes``), grouped once from the base histogram; or, when no class
-    is suppressed, from the values the rows kept hold (``Problem.values``): the release then holds
-    every one, and the base need not be grouped again for them (~0.11 s of a
-    10 M-row job; docs/performance.md, thirtieth round)."""
+    is suppressed, from the values the rows kept hold: the release then holds every one, and the
+    base need not be grouped again for them (~0.11 s of a 10 M-row job; docs/performance.md,
+    thirtieth round). A QI's labels are then known without a query, from the leaf counts
+    (``_held_labels``); a value read back from counts is read from ``Problem.values``."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
     if not wanted:
         return {}
     engine = problem.engine
     if suppressed is None:
-        return _typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
-                               for name, (coded, divisor, members) in wanted.items()}, problem.rows)
+        held = _held_labels(problem, node, wanted)
+        types = _typed_held(engine, held, problem.rows)
+        types.update(_typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
+                                     for name, (coded, divisor, members) in wanted.items() if name not in held},
+                            problem.rows))
+        return types
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
                if top_label(qi, level) is None]
     classes = released_classes(problem.base_at(dict(enumerate(node))), grouped, [sa.coded.code for sa in problem.sas],
@@ -378,14 +385,51 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
         engine.unregister(table.name)
 
 
+def _held_labels(problem: Problem, node: Node, wanted: Container[str]) -> dict[str, list[str]]:
+    """Of the ``wanted`` columns, each QI released above its leaves with its labels at its level
+    that the rows kept hold: those of the leaves the leaf counts (``Problem.leaf_counts``, read
+    from ``Problem.values``) find in a row. When no class is suppressed the release holds exactly
+    these; a leaf no row holds, a hierarchy's every label, must not be a member. Distinct, since a
+    level's labels are (``Hierarchy.labels``): no query counts them. The two statements this saves
+    (the counts, the members' join) took ~3 % of the 1 M-row job (docs/performance.md,
+    hundred-and-second round)."""
+    held = {}
+    for qi, level, counts in zip(problem.qis, node, problem.leaf_counts):
+        if level and qi.name in wanted:
+            labels = qi.hierarchy.labels(level)
+            held[qi.name] = [labels[c] for c in np.unique(qi.hierarchy.level_codes[counts > 0, level]).tolist()]
+    return held
+
+
+def _typed_held(engine: Engine, held: dict[str, list[str]], rows: int) -> dict[str, exp.DataType]:
+    """``_typed`` of columns whose members are known (``held``): worth a type by their number, made
+    from a table of them registered for the types' statements (a label is a value of a file, never
+    SQL text)."""
+    worth = {name: values for name, values in held.items() if _worth_a_dictionary(rows, len(values))}
+    if not worth:
+        return {}
+    name = engine.temp_name("held_labels")
+    positions = [i for i, values in enumerate(worth.values()) for _ in values]
+    engine.register(name, arrow_table({"col": positions, "v": [v for values in worth.values() for v in values]},
+                                      {"col": pa.int64(), "v": pa.string()}))
+    try:
+        return _typed(engine, {column: exp.select(q.col("v")).from_(q.table(name)).where(
+            exp.EQ(this=q.col("col"), expression=exp.Literal.number(i))) for i, column in enumerate(worth)},
+            rows, few=True)
+    finally:
+        engine.unregister(name)
+
+
 def _typed(engine: Engine, members: dict[str, exp.Select], rows: int, few: bool = False) -> dict[str, exp.DataType]:
     """The dictionary type of each column's members worth one, where the engine makes one. Worth
     it by how many members the column has (the values the release holds) and by its rows, never by
     its hierarchy's size: a rule's leaves, or a file's, may be values no released row holds, a
     suppressed or dropped one's, and the type is in the file's bytes. ``few``: every column is
     known to have few enough, uncounted."""
+    if not members:
+        return {}
     if not few:
-        held = engine.fetch_row(q.distinct_counts(list(members.values())))
+        held = engine.fetch_row(q.distinct_counts(list(members.values())), owned=True)
         members = {name: query for i, (name, query) in enumerate(members.items())
                    if _worth_a_dictionary(rows, int(held[f"c{i}"] or 0))}
     types = {name: engine.dictionary_type(query) for name, query in members.items()}
