@@ -224,7 +224,7 @@ def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expres
 
     sums = [exp.alias_(rows_of(i, exp.Is(this=col(c.raw), expression=exp.Null())), ident(c.raw))
             for i, c in enumerate(columns)]
-    return exp.select(*sums, exp.alias_(rows_of(0), ident("__sqlclose_rows"))).from_(values)
+    return exp.select(*sums, exp.alias_(rows_of(0), ident("__sqlclose_rows"))).from_(values.copy())
 
 
 def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
