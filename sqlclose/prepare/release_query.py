@@ -244,8 +244,10 @@ def _counted_in_types(engine: Engine, columns: list[CountedColumn],
 
 def _kept_lookup(engine: Engine, lookup: exp.Select) -> exp.Table:
     """A typed lookup as a temp table: the engine then knows where its typed column holds NULL
-    (``queries.is_member``), and a Parquet write is as required or optional as the text release's."""
-    return engine.create_temp_table(engine.temp_name("typed_lookup"), lookup)
+    (``queries.is_member``), and a Parquet write is as required or optional as the text release's.
+    ``lookup`` is built for this one statement (``queries.typed_labels``, ``release_counts.typed_lookup``):
+    rendered without a copy."""
+    return engine.create_temp_table(engine.temp_name("typed_lookup"), lookup, owned=True)
 
 
 def passed_through_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | None,
@@ -306,14 +308,14 @@ def _few_values(problem: Problem, names: list[str], released: Sequence[q.Release
     elif suppressed is not None:  # the kept rows alone: their values estimated, and counted
         params = q.Params()
         rows = q.kept_rows(problem.source, others, released, suppressed, params).subquery()
-        found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values)
+        found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values, owned=True)
         dropped = problem.rows - int(found["rows"])
     elif others:
-        found = engine.fetch_row(q.estimated_values(problem.source, others))
+        found = engine.fetch_row(q.estimated_values(problem.source, others), owned=True)
     if others:
         known.update({name: int(found[f"e{i}"] / ESTIMATE_ERROR) for i, name in enumerate(others)})
     if coded:
-        held = engine.fetch_row(q.held_value_counts(problem.values, coded))
+        held = engine.fetch_row(q.held_value_counts(problem.values, coded), owned=True)
         known.update({c.name: max(int(held[f"c{i}"] or 0) - dropped, 0) for i, c in enumerate(coded)})
     return [name for name in names if _worth_passing(problem, known[name])]
 
@@ -326,11 +328,12 @@ def _passed_through(problem: Problem, grouped: exp.Expression, names: list[str],
                     params: list[object] | None = None) -> dict[str, exp.Table]:
     """Of the columns ``names``, each one's lookup (value → its member of the column's dictionary
     type) in a temp table of the engine, kept while the engine is (the release query joins it);
-    a column that stays text has none. ``grouped``: their values (``queries.passed_values``)."""
+    a column that stays text has none. ``grouped``: their values (``queries.passed_values``), a
+    tree built for this one statement (rendered without a copy)."""
     engine = problem.engine
-    values = engine.create_temp_table(engine.temp_name("passed_values"), grouped, params or ())
+    values = engine.create_temp_table(engine.temp_name("passed_values"), grouped, params or (), owned=True)
     try:
-        counts = engine.fetch(q.passed_value_counts(values))
+        counts = engine.fetch(q.passed_value_counts(values), owned=True)
         distinct = dict(zip(counts.column("col").to_pylist(), counts.column("distinct_values").to_pylist()))
         lookups = {}
         for i, name in enumerate(names):
@@ -340,7 +343,7 @@ def _passed_through(problem: Problem, grouped: exp.Expression, names: list[str],
             if kind is not None:
                 # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
                 lookups[name] = engine.create_temp_table(engine.temp_name("passed_lookup"),
-                                                         q.passed_lookup(values, i, kind))
+                                                         q.passed_lookup(values, i, kind), owned=True)
         return lookups
     finally:
         engine.unregister(values.name)
@@ -373,9 +376,10 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
                if top_label(qi, level) is None]
     classes = released_classes(problem.base_at(dict(enumerate(node))), grouped, [sa.coded.code for sa in problem.sas],
                                suppressed)
-    table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
+    table = engine.create_temp_table(engine.temp_name("released_classes"), classes, owned=True)
     try:
-        released_count = engine.fetch_row(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))["n"]
+        released_count = engine.fetch_row(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table.copy()),
+                                          owned=True)["n"]
         if not released_count:
             return {}  # nothing released: nothing to write faster
         # No column holds more values than the release has classes: when those are few, all are.

@@ -726,7 +726,8 @@ def is_member(text: exp.Expression, dictionary: exp.DataType) -> exp.Expression:
     text does, and the engine knows it: a Parquet write is as required or optional as the text
     release's, where a cast that may give NULL, joined as a query, made every such column optional
     (DuckDB's writer reads the plan's statistics)."""
-    return exp.or_(exp.Is(this=text.copy(), expression=exp.Null()), is_not_null(in_dictionary(text, dictionary)))
+    return exp.or_(exp.Is(this=text.copy(), expression=exp.Null()),
+                   is_not_null(in_dictionary(text.copy(), dictionary)))
 
 
 def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = ()) -> list[str]:
