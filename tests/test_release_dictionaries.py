@@ -315,6 +315,73 @@ def test_with_nothing_suppressed_the_members_are_read_from_the_values_the_rows_h
     assert "North" not in seen
 
 
+def _kiruna_dropped(table: pa.Table) -> pa.Table:
+    """people() with three rows of "kiruna" (group "North", in no row of people()) whose job is NULL:
+    under nulls = "drop" for job they are dropped, and "North" is a label of the input only."""
+    extra = pa.table({"city": ["kiruna"] * 3, "age": pa.array([30, 40, 50], pa.int32()),
+                      "job": pa.array([None] * 3, pa.string()), "disease": ["flu"] * 3})
+    return pa.concat_tables([table, extra])
+
+
+@pytest.mark.parametrize("dropped", [False, True], ids=["no row dropped", "rows dropped for a NULL"])
+def test_with_nothing_suppressed_a_qis_members_are_the_labels_its_leaf_counts_find(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dropped: bool) -> None:
+    """Where no class is suppressed, a QI's labels are its dictionary's members, known from the leaf
+    counts preparation read (``Problem.leaf_counts``): no statement reads the column values for
+    them, or counts them. Only the labels of leaves a kept row holds: "North" (a label of the
+    hierarchy whose leaf no row holds, or only rows dropped for a NULL job) is no member. The
+    release is read from the source's rows (a column passed through). The oracle: a plain SELECT
+    DISTINCT of each column over the written file, in DuckDB's text order."""
+    sent: list[str] = []
+    for name in ("_run", "_run_small", "_execute"):
+        real = getattr(DuckDBEngine, name)
+
+        def spied(self, sql, params=None, _real=real):
+            sent.append(sql)
+            return _real(self, sql, params)
+
+        monkeypatch.setattr(DuckDBEngine, name, spied)
+    made: list[tuple[list[str], dict[str, list[str]]]] = []  # per write: its statements, each type's members
+    real_dictionaries = release_query.released_dictionaries
+
+    def watched(problem, node, suppressed, counted):
+        before = len(sent)
+        types = real_dictionaries(problem, node, suppressed, counted)
+        made.append((sent[before:], {name: _members(problem.engine, kind) for name, kind in types.items()}))
+        return types
+
+    monkeypatch.setattr(release_query, "released_dictionaries", watched)
+    table = people().append_column("shift", pa.array([i % 3 for i in range(ROWS)], pa.int64()))
+    qis = spec()["quasi_identifiers"]
+    if dropped:
+        table = _kiruna_dropped(people()).append_column("shift", pa.array([i % 3 for i in range(ROWS + 3)]))
+        qis = {**qis, "job": {**qis["job"], "nulls": "drop"}}
+    at_two = {**spec(), "k": 2, "suppression": 0.0, "others": "keep", "quasi_identifiers": qis,
+              "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    seen: set[str] = set()
+    reader = duckdb.connect()
+    with sqlclose.anonymize(table, at_two) as release:
+        values = release.problem.values.name
+        nodes = [node for node, e in release.search.evaluated.items() if e.satisfied and node[0] == 1]
+        for i, node in enumerate(nodes[:3]):
+            at = release.at(node)
+            assert at._suppressed() is None and at._counted_columns() is None
+            path = tmp_path / f"{i}.parquet"
+            at.write(path)
+            statements, types = made[-1]
+            assert "city" in types
+            assert len(statements) == len(types)  # one CREATE TYPE each, nothing counted
+            assert not any(values in sql for sql in statements)
+            for name, members in types.items():
+                distinct = [r[0] for r in reader.execute(
+                    f'SELECT DISTINCT "{name}" FROM read_parquet(?) WHERE "{name}" IS NOT NULL ORDER BY 1',
+                    [str(path)]).fetchall()]
+                assert members == distinct, (node, name)
+                seen |= set(members)
+    assert nodes and {"Alps", "West", "East"} <= seen
+    assert "North" not in seen
+
+
 def test_the_written_file_holds_only_released_values(from_counts_files: list[NodeFile]) -> None:
     """Every row group's dictionary and statistics, read from the Parquet file itself. DuckDB's ENUM
     writer puts each member of the type in every dictionary page; DuckDB 2.0.1 puts a member no row

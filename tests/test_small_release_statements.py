@@ -97,3 +97,34 @@ def test_a_table3_release_types_the_source_once_and_describes_its_query_once(sen
     assert len(described) == 1
     copied = [s for s in sent if s.startswith("COPY (")]
     assert len(copied) == 1 and described[0].removeprefix("DESCRIBE ") in copied[0]  # the query it described
+
+
+def test_a_table3_release_renders_no_tree_it_copies_first(monkeypatch, tmp_path):
+    """Every tree a Table 3 release sends is built for its one statement, its builders copying what
+    they share: rendered in place (``owned``), none is deep-copied first to be rendered (16 of 37
+    were before the hundred-and-second round). The oracle: each call of sqlglot's generator
+    (``Expression.sql``) made while the engine renders, with the ``copy`` it was given."""
+    from sqlclose.engine.base import Engine
+
+    copied: list[str] = []
+    rendering = [False]
+    real_sql, real_render = exp.Expression.sql, Engine.render
+
+    def sql(self, *args, **kwargs):
+        if rendering[0] and kwargs.get("copy", True):
+            copied.append(type(self).__name__)
+        return real_sql(self, *args, **kwargs)
+
+    def render(self, query, owned=False):
+        rendering[0] = True
+        try:
+            return real_render(self, query, owned)
+        finally:
+            rendering[0] = False
+
+    monkeypatch.setattr(exp.Expression, "sql", sql)
+    monkeypatch.setattr(Engine, "render", render)
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    with sqlclose.anonymize(None, spec) as release:
+        release.write(tmp_path / "r.parquet")
+    assert copied == []

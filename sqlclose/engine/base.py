@@ -473,9 +473,9 @@ class Engine(ABC):
         counts = self.number_type_counts(declared, undeclared)
         if not counts:
             return {}
-        source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
+        source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation.copy()
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
-        return self.number_types_from(declared, undeclared, list(self.fetch_row(query, params).values()))
+        return self.number_types_from(declared, undeclared, list(self.fetch_row(query, params, owned=True).values()))
 
     def number_type_counts(self, declared: dict[str, str], undeclared: Sequence[str]) -> list[exp.Expression]:
         """The counts ``number_types`` reads, over the columns as text, in the order

@@ -694,7 +694,7 @@ class DuckDBEngine(Engine):
         try:
             self.execute(exp.Create(this=_table(name), kind="TABLE",
                                     expression=exp.select(exp.Star()).from_(_table(view)),
-                                    properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+                                    properties=exp.Properties(expressions=[exp.TemporaryProperty()])), owned=True)
         finally:
             self.con.unregister(view)
         self._temp.append(("table", name))
@@ -724,7 +724,8 @@ class DuckDBEngine(Engine):
         self.unregister(new)
         self._retyped(old)
         self.execute(exp.Alter(this=_table(old), kind="TABLE",
-                               actions=[exp.AlterRename(this=exp.Table(this=exp.to_identifier(new, quoted=True)))]))
+                               actions=[exp.AlterRename(this=exp.Table(this=exp.to_identifier(new, quoted=True)))]),
+                     owned=True)
         self._temp.remove(("table", old))
         self._temp.append(("table", new))
 
@@ -744,7 +745,7 @@ class DuckDBEngine(Engine):
         path = str(read.path) if read.glob else self._literal(read.path)
         if read.kind == "csv":
             # Parsed once into a temp table: the search, the release and the checks all read it.
-            return self.create_temp_table(name, *self._read_csv(path, read))
+            return self.create_temp_table(name, *self._read_csv(path, read), owned=True)
         if read.kind == "parquet":
             if read.files:  # listed by the source, without a Spark job's leftovers: the glob would read them
                 path = self._files_below(read.path.parent.parent, read.files) if read.parquet_folder \

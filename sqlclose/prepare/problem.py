@@ -260,7 +260,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     else:
         scan = q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped)
         base = engine.create_temp_table(engine.temp_name("base_histogram"), scan, params.values, owned=True)
-    margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]))
+    margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]), owned=True)
     base_rows, rows = _histogram_size(margins, len(unmeasured))
     sas = [dataclasses.replace(sa, q=_reference_counts(margins, j, sa)) for j, sa in enumerate(unmeasured)]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
@@ -303,7 +303,7 @@ def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spe
 
 def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn]) -> tuple[int, dict[str, int]]:
     """The rows the column values were grouped from, and their NULLs per raw column."""
-    nulls = reader.engine.fetch_row(q.null_counts(reader.table, coded))
+    nulls = reader.engine.fetch_row(q.null_counts(reader.table, coded), owned=True)
     return int(nulls.pop("__sqlclose_rows") or 0), nulls
 
 
@@ -665,7 +665,7 @@ def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None
 def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy | None, advice: LeafAdvice) -> None:
     """A sensitive column's values its lookup lacks stop the job, counted, never shown; the whole
     numbers written with a fraction among them counted too (``_sensitive_whole_numbers``)."""
-    missing = reader.engine.fetch(q.missing_values(reader.table, c))
+    missing = reader.engine.fetch(q.missing_values(reader.table, c), owned=True)
     if missing.num_rows == 0:
         return
     values, rows = missing.column("v").to_pylist(), sum(missing.column("n").to_pylist())
@@ -699,7 +699,7 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn],
     order) with such values raises, as the column-by-column checks would, with ``advice``."""
     if not qis:  # a sensitive column's hierarchy prepared alone (api.hierarchy_of)
         return []
-    found = reader.engine.fetch(q.values_on_leaves(reader.table, [qi.coded for qi in qis]))
+    found = reader.engine.fetch(q.values_on_leaves(reader.table, [qi.coded for qi in qis]), owned=True)
     position = numpy_of(found.column("col")).astype(np.int64)
     codes = numpy_of(found.column("code")).astype(np.int64)
     known = codes >= 0

@@ -13,13 +13,15 @@ a run writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import replace
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.model.arrays import arrow_table
 from sqlclose.model.arrow_types import holds, reached_float
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
@@ -242,8 +244,10 @@ def _counted_in_types(engine: Engine, columns: list[CountedColumn],
 
 def _kept_lookup(engine: Engine, lookup: exp.Select) -> exp.Table:
     """A typed lookup as a temp table: the engine then knows where its typed column holds NULL
-    (``queries.is_member``), and a Parquet write is as required or optional as the text release's."""
-    return engine.create_temp_table(engine.temp_name("typed_lookup"), lookup)
+    (``queries.is_member``), and a Parquet write is as required or optional as the text release's.
+    ``lookup`` is built for this one statement (``queries.typed_labels``, ``release_counts.typed_lookup``):
+    rendered without a copy."""
+    return engine.create_temp_table(engine.temp_name("typed_lookup"), lookup, owned=True)
 
 
 def passed_through_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | None,
@@ -304,14 +308,14 @@ def _few_values(problem: Problem, names: list[str], released: Sequence[q.Release
     elif suppressed is not None:  # the kept rows alone: their values estimated, and counted
         params = q.Params()
         rows = q.kept_rows(problem.source, others, released, suppressed, params).subquery()
-        found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values)
+        found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values, owned=True)
         dropped = problem.rows - int(found["rows"])
     elif others:
-        found = engine.fetch_row(q.estimated_values(problem.source, others))
+        found = engine.fetch_row(q.estimated_values(problem.source, others), owned=True)
     if others:
         known.update({name: int(found[f"e{i}"] / ESTIMATE_ERROR) for i, name in enumerate(others)})
     if coded:
-        held = engine.fetch_row(q.held_value_counts(problem.values, coded))
+        held = engine.fetch_row(q.held_value_counts(problem.values, coded), owned=True)
         known.update({c.name: max(int(held[f"c{i}"] or 0) - dropped, 0) for i, c in enumerate(coded)})
     return [name for name in names if _worth_passing(problem, known[name])]
 
@@ -324,11 +328,12 @@ def _passed_through(problem: Problem, grouped: exp.Expression, names: list[str],
                     params: list[object] | None = None) -> dict[str, exp.Table]:
     """Of the columns ``names``, each one's lookup (value → its member of the column's dictionary
     type) in a temp table of the engine, kept while the engine is (the release query joins it);
-    a column that stays text has none. ``grouped``: their values (``queries.passed_values``)."""
+    a column that stays text has none. ``grouped``: their values (``queries.passed_values``), a
+    tree built for this one statement (rendered without a copy)."""
     engine = problem.engine
-    values = engine.create_temp_table(engine.temp_name("passed_values"), grouped, params or ())
+    values = engine.create_temp_table(engine.temp_name("passed_values"), grouped, params or (), owned=True)
     try:
-        counts = engine.fetch(q.passed_value_counts(values))
+        counts = engine.fetch(q.passed_value_counts(values), owned=True)
         distinct = dict(zip(counts.column("col").to_pylist(), counts.column("distinct_values").to_pylist()))
         lookups = {}
         for i, name in enumerate(names):
@@ -338,7 +343,7 @@ def _passed_through(problem: Problem, grouped: exp.Expression, names: list[str],
             if kind is not None:
                 # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
                 lookups[name] = engine.create_temp_table(engine.temp_name("passed_lookup"),
-                                                         q.passed_lookup(values, i, kind))
+                                                         q.passed_lookup(values, i, kind), owned=True)
         return lookups
     finally:
         engine.unregister(values.name)
@@ -352,23 +357,29 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     versions whose source we read), and a label of a suppressed class, or a value only suppressed
     rows have, must not reach it. The members come from the node's released classes
     (``release_counts.released_classes``), grouped once from the base histogram; or, when no class
-    is suppressed, from the values the rows kept hold (``Problem.values``): the release then holds
-    every one, and the base need not be grouped again for them (~0.11 s of a
-    10 M-row job; docs/performance.md, thirtieth round)."""
+    is suppressed, from the values the rows kept hold: the release then holds every one, and the
+    base need not be grouped again for them (~0.11 s of a 10 M-row job; docs/performance.md,
+    thirtieth round). A QI's labels are then known without a query, from the leaf counts
+    (``_held_labels``); a value read back from counts is read from ``Problem.values``."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
     if not wanted:
         return {}
     engine = problem.engine
     if suppressed is None:
-        return _typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
-                               for name, (coded, divisor, members) in wanted.items()}, problem.rows)
+        held = _held_labels(problem, node, wanted)
+        types = _typed_held(engine, held, problem.rows)
+        types.update(_typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
+                                     for name, (coded, divisor, members) in wanted.items() if name not in held},
+                            problem.rows))
+        return types
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
                if top_label(qi, level) is None]
     classes = released_classes(problem.base_at(dict(enumerate(node))), grouped, [sa.coded.code for sa in problem.sas],
                                suppressed)
-    table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
+    table = engine.create_temp_table(engine.temp_name("released_classes"), classes, owned=True)
     try:
-        released_count = engine.fetch_row(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))["n"]
+        released_count = engine.fetch_row(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table.copy()),
+                                          owned=True)["n"]
         if not released_count:
             return {}  # nothing released: nothing to write faster
         # No column holds more values than the release has classes: when those are few, all are.
@@ -378,14 +389,51 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
         engine.unregister(table.name)
 
 
+def _held_labels(problem: Problem, node: Node, wanted: Container[str]) -> dict[str, list[str]]:
+    """Of the ``wanted`` columns, each QI released above its leaves with its labels at its level
+    that the rows kept hold: those of the leaves the leaf counts (``Problem.leaf_counts``, read
+    from ``Problem.values``) find in a row. When no class is suppressed the release holds exactly
+    these; a leaf no row holds, a hierarchy's every label, must not be a member. Distinct, since a
+    level's labels are (``Hierarchy.labels``): no query counts them. The count and the joins over
+    the column values this saves took ~0.05 s of CPU of the 1 M-row job (docs/performance.md,
+    hundred-and-second round)."""
+    held = {}
+    for qi, level, counts in zip(problem.qis, node, problem.leaf_counts):
+        if level and qi.name in wanted:
+            labels = qi.hierarchy.labels(level)
+            held[qi.name] = [labels[c] for c in np.unique(qi.hierarchy.level_codes[counts > 0, level]).tolist()]
+    return held
+
+
+def _typed_held(engine: Engine, held: dict[str, list[str]], rows: int) -> dict[str, exp.DataType]:
+    """``_typed`` of columns whose members are known (``held``): worth a type by their number, made
+    from a table of them registered for the types' statements (a label is a value of a file, never
+    SQL text)."""
+    worth = {name: values for name, values in held.items() if _worth_a_dictionary(rows, len(values))}
+    if not worth:
+        return {}
+    name = engine.temp_name("held_labels")
+    positions = [i for i, values in enumerate(worth.values()) for _ in values]
+    engine.register(name, arrow_table({"col": positions, "v": [v for values in worth.values() for v in values]},
+                                      {"col": pa.int64(), "v": pa.string()}))
+    try:
+        return _typed(engine, {column: exp.select(q.col("v")).from_(q.table(name)).where(
+            exp.EQ(this=q.col("col"), expression=exp.Literal.number(i))) for i, column in enumerate(worth)},
+            rows, few=True)
+    finally:
+        engine.unregister(name)
+
+
 def _typed(engine: Engine, members: dict[str, exp.Select], rows: int, few: bool = False) -> dict[str, exp.DataType]:
     """The dictionary type of each column's members worth one, where the engine makes one. Worth
     it by how many members the column has (the values the release holds) and by its rows, never by
     its hierarchy's size: a rule's leaves, or a file's, may be values no released row holds, a
     suppressed or dropped one's, and the type is in the file's bytes. ``few``: every column is
     known to have few enough, uncounted."""
+    if not members:
+        return {}
     if not few:
-        held = engine.fetch_row(q.distinct_counts(list(members.values())))
+        held = engine.fetch_row(q.distinct_counts(list(members.values())), owned=True)
         members = {name: query for i, (name, query) in enumerate(members.items())
                    if _worth_a_dictionary(rows, int(held[f"c{i}"] or 0))}
     types = {name: engine.dictionary_type(query) for name, query in members.items()}

@@ -30,7 +30,7 @@ from sqlclose.sql import queries as q
 
 def distinct_values(reader: ValuesReader, c: q.CodedColumn, numbers: bool = True) -> pa.Table:
     """The column's distinct values, as text and (``numbers``) as numbers where they read as numbers."""
-    return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw, numbers))
+    return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw, numbers), owned=True)
 
 
 def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,

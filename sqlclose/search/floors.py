@@ -248,7 +248,7 @@ class FloorChoice:
 
     def _estimates(self, query: exp.Expression, count: int, read: int) -> list[float]:
         """The ``count`` estimates (columns ``e<i>``) of an estimating query that reads ``read`` rows."""
-        row = self.problem.engine.fetch_row(query)
+        row = self.problem.engine.fetch_row(query, owned=True)  # ``q.estimated_rows``: built for it
         self.queries += 1
         self.rows_read += read
         return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(count)]

@@ -260,7 +260,7 @@ class MemoryRunner:
         """Base histogram → classes and pairs (one query; aggregated counts only)."""
         p = self.problem
         names = [qi.coded.code for qi in p.qis] + [s.coded.code for s in p.sas] + ["n"]
-        table = p.engine.fetch(q.project(p.base, names))
+        table = p.engine.fetch(q.project(p.base, names), owned=True)
         self.queries += 1
         codes = np.column_stack([numpy_of(table.column(qi.coded.code)).astype(np.int64) for qi in p.qis])
         inverse, keys = _factorize(codes @ self.stride)

@@ -74,7 +74,7 @@ class NodeRunner:
             groups.append((qi.coded.code, None if top else divisors[level] // divisors[from_level]))
         sas = self.problem.sas
         result = self.problem.engine.fetch(q.node_histogram(source, groups, [s.coded.code for s in sas],
-                                                            ordered=cells_past is not None))
+                                                            ordered=cells_past is not None), owned=True)
         self.queries += 1
         self.nodes_computed += 1
         if keep:

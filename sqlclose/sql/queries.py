@@ -224,7 +224,7 @@ def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expres
 
     sums = [exp.alias_(rows_of(i, exp.Is(this=col(c.raw), expression=exp.Null())), ident(c.raw))
             for i, c in enumerate(columns)]
-    return exp.select(*sums, exp.alias_(rows_of(0), ident("__sqlclose_rows"))).from_(values)
+    return exp.select(*sums, exp.alias_(rows_of(0), ident("__sqlclose_rows"))).from_(values.copy())
 
 
 def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
@@ -726,7 +726,8 @@ def is_member(text: exp.Expression, dictionary: exp.DataType) -> exp.Expression:
     text does, and the engine knows it: a Parquet write is as required or optional as the text
     release's, where a cast that may give NULL, joined as a query, made every such column optional
     (DuckDB's writer reads the plan's statistics)."""
-    return exp.or_(exp.Is(this=text.copy(), expression=exp.Null()), is_not_null(in_dictionary(text, dictionary)))
+    return exp.or_(exp.Is(this=text.copy(), expression=exp.Null()),
+                   is_not_null(in_dictionary(text.copy(), dictionary)))
 
 
 def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = ()) -> list[str]:
