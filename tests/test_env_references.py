@@ -201,3 +201,14 @@ def test_a_value_meeting_a_brace_into_a_reference_is_refused(tmp_path, monkeypat
     assert str(caught.value) == (
         f"{spec}: invalid spec: output.path: '${{SQLCLOSE_TEST_A}}{{B}}/r.parquet' expands to 'out${{B}}/r.parquet', "
         "which holds ${: sqlclose expands a spec's ${…} once; write the value so that its expansion holds no ${")
+
+
+@pytest.mark.parametrize("folder", ["${SQLCLOSE_TEST_DIR}", "${1abc}"])
+def test_the_folder_of_a_spec_whose_query_names_files_is_not_expanded(tmp_path, monkeypatch, folder):
+    """A query's files are looked up beside the spec: that folder's name, which the spec never wrote,
+    was expanded as if it had (a folder named ``${SQLCLOSE_TEST_DIR}`` read as the variable's value)."""
+    monkeypatch.setenv("SQLCLOSE_TEST_DIR", str(tmp_path / "elsewhere"))
+    (tmp_path / folder).mkdir()
+    spec = table3_project(tmp_path / folder) / "spec.toml"
+    _edited(spec.parent, 'path = "table3.csv"', "query = \"SELECT * FROM read_csv('table3.csv', all_varchar = true)\"")
+    assert sqlclose.load_spec(spec).source.folder == tmp_path / folder

@@ -1618,14 +1618,16 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
             p = Path(_expanded(str(value), f"{where}: invalid spec: {label}")).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
-    source = data.get("source")
-    if isinstance(source, dict) and "query" in source and "folder" not in source:
-        source["folder"] = str(base)  # the files a query names are looked up beside the spec
     for section, keys in (("source", ("path", "folder")), ("output", ("path", "report")),
                           ("engine", ("temp_directory",))):
         if isinstance(data.get(section), dict):
             for key in keys:
                 fix(data[section], key, f"{section}.{key}")
+    source = data.get("source")
+    if isinstance(source, dict) and "query" in source and "folder" not in source:
+        # the files a query names are looked up beside the spec: its folder's name is no text of the
+        # spec's, so not expanded (a folder named ${DIR} was read as the variable's value)
+        source["folder"] = str(base)
     if isinstance(data.get("engine"), dict):
         _expanded_spark_settings(data["engine"], where)
     for section in ("quasi_identifiers", "sensitive"):
