@@ -590,12 +590,12 @@ MESSAGES = {
         " \"disease.csv\")"
     ),
     "env-unset": (
-        "sqlclose: error: environment variable DATA_DIR is not set (used in '${DATA_DIR}/table3.csv');"
-        " set it or write ${DATA_DIR:-default}"
+        "sqlclose: error: spec.toml: invalid spec: source.path: environment variable DATA_DIR is not set (used in "
+        "'${DATA_DIR}/table3.csv'); set it or write ${DATA_DIR:-default}"
     ),
     "env-empty": (
-        "sqlclose: error: environment variable DATA_DIR is set but empty (used in "
-        "'${DATA_DIR}/table3.csv'); set it or write ${DATA_DIR:-default}"
+        "sqlclose: error: spec.toml: invalid spec: source.path: environment variable DATA_DIR is set but empty "
+        "(used in '${DATA_DIR}/table3.csv'); set it or write ${DATA_DIR:-default}"
     ),
     "source-missing": (
         "sqlclose: error: source <tmp>/table3.csv does not exist"

@@ -36,6 +36,7 @@ from pydantic import (
 
 from sqlclose.errors import HierarchyError, InputError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
+from sqlclose.model.env_refs import ENV_VAR, SPARK_REFERENCE, expand_env
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
 from sqlclose.model.sizes import checked_size
@@ -68,7 +69,6 @@ ALL_DISTANCES: tuple[str, ...] = (*EMD_DISTANCES, "variational", "kl")
 DISTANCE_BOUNDS: dict[str, float] = {name: 1.0 for name in (*EMD_DISTANCES, "variational")}
 NullPolicy = Literal["error", "drop", "value"]
 
-_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class _Model(BaseModel):
@@ -985,7 +985,7 @@ class EngineSettings(_Model):
     DuckDB: ``threads``, ``memory_limit`` (e.g. "2GB", for the whole job: of what the interpreter's
     250 MB leave, DuckDB gets 60 % and spills past it to ``temp_directory``, the search's Python side
     20 %). Spark: ``master`` (e.g.
-    "local[2]") and ``conf`` (passed to the session builder, ``${VAR}`` in a value expanded as in paths).
+    "local[2]") and ``conf`` (passed to the session builder); ``${VAR}`` in either expanded as in paths.
     Settings change how fast a release is
     made, never the release: they are not hashed."""
 
@@ -1529,50 +1529,44 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def expand_env(text: str) -> str:
-    def sub(m: re.Match) -> str:
-        name, default = m.group(1), m.group(2)
-        value = os.environ.get(name)
-        if value:
-            return value
-        if default is None:
-            state = "is set but empty" if value == "" else "is not set"
-            raise SpecError(f"environment variable {name} {state} (used in {name_shown(text)}); set it or "
-                            f"write ${{{name}:-default}}")
-        return default
+def _expanded_spark_settings(engine: dict[str, Any], where: str) -> None:
+    """``[engine] master`` and ``conf`` values with ``${VAR}`` and ``${VAR:-default}`` expanded, as a
+    spec's paths are: passed as written, ``"spark.local.dir" = "${BAD}"`` made Spark spill into a folder
+    named ``${BAD}`` (hundred-and-second round), and ``master = "${M}"`` failed in Spark's JVM. Spark's
+    own ``${env:NAME}``, ``${system:name}`` and ``${spark.key}`` are refused: Spark substitutes them in
+    the settings it reads through its typed entries only (not ``spark.local.dir``, read as written;
+    ``spark.sql.shuffle.partitions`` is refused as no number; not the master, which Spark refuses as
+    "Master must either be yarn or start with spark, k8s, or local"), so the same text meant a folder in
+    one setting and a literal name in another."""
+    if isinstance(engine.get("master"), str):  # anything else is told by validation
+        engine["master"] = _expanded_spark_setting(
+            engine["master"], f"{where}: invalid spec: engine.master",
+            "which Spark does not apply to the master (it refuses such a master)", "[engine] master")
+    if isinstance(engine.get("conf"), dict):
+        engine["conf"] = {
+            key: _expanded_spark_setting(value, f"{where}: invalid spec: engine.conf: {key}",
+                                         "which Spark applies to some settings only (spark.local.dir keeps it "
+                                         "as a folder's name)", "every [engine] conf value")
+            if isinstance(value, str) else value
+            for key, value in engine["conf"].items()}
 
-    return _ENV_VAR.sub(sub, text)
+
+def _expanded_spark_setting(value: str, label: str, where_spark_applies_it: str, setting: str) -> str:
+    spark_own = SPARK_REFERENCE.search(ENV_VAR.sub("", value))
+    if spark_own:
+        raise SpecError(
+            f"{label}: {spark_own.group()} in {name_shown(value)} is Spark's own substitution, "
+            f"{where_spark_applies_it}: write ${{NAME}} or ${{NAME:-default}} for an environment variable, which "
+            f"sqlclose expands in {setting}, or the value itself")
+    return _expanded(value, label)
 
 
-# What Spark's own ConfigReader substitutes in a setting's value: ${env:NAME}, ${system:name}, ${spark.key}.
-_SPARK_REFERENCE = re.compile(r"\$\{(?:\w+?:)?\S+?\}")
-
-
-def _expanded_conf(conf: dict[Any, Any], where: str) -> dict[Any, Any]:
-    """``[engine] conf`` values with ``${VAR}`` and ``${VAR:-default}`` expanded, as a spec's paths are:
-    passed as written, ``"spark.local.dir" = "${BAD}"`` made Spark spill into a folder named ``${BAD}``
-    (hundred-and-second round). Spark's own ``${env:NAME}``, ``${system:name}`` and ``${spark.key}`` are
-    refused: Spark substitutes them in the settings it reads through its typed entries only (not
-    ``spark.local.dir``, read as written; ``spark.sql.shuffle.partitions`` is refused as no number),
-    so the same text meant a folder in one setting and a literal name in another."""
-    out = {}
-    for key, value in conf.items():
-        if isinstance(value, str):  # anything else is told by validation
-            label = f"{where}: invalid spec: engine.conf: {key}"
-            try:
-                expanded = expand_env(value)
-            except SpecError as e:
-                raise SpecError(f"{label}: {e}") from None
-            spark_own = _SPARK_REFERENCE.search(_ENV_VAR.sub("", value))
-            if spark_own:
-                raise SpecError(
-                    f"{label}: {spark_own.group()} in {name_shown(value)} is Spark's own substitution, which Spark "
-                    "applies to some settings only (spark.local.dir keeps it as a folder's name): write "
-                    "${NAME} or ${NAME:-default} for an environment variable, which sqlclose expands in every "
-                    "[engine] conf value, or the value itself")
-            value = expanded
-        out[key] = value
-    return out
+def _expanded(value: str, label: str) -> str:
+    """``expand_env``, its refusal naming the spec's key (``spec.toml: invalid spec: output.path: …``)."""
+    try:
+        return expand_env(value)
+    except SpecError as e:
+        raise SpecError(f"{label}: {e}") from None
 
 
 def _copy_dicts(value: Any) -> Any:
@@ -1621,19 +1615,21 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
             if "\0" in str(value):  # no file name holds one: Python's file calls raise a bare ValueError
                 raise SpecError(f"{where}: invalid spec: {label}: the path {name_shown(str(value))} holds a NUL "
                                 "character, which no file name can hold; remove it")
-            p = Path(expand_env(str(value))).expanduser()
+            p = Path(_expanded(str(value), f"{where}: invalid spec: {label}")).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
-    source = data.get("source")
-    if isinstance(source, dict) and "query" in source and "folder" not in source:
-        source["folder"] = str(base)  # the files a query names are looked up beside the spec
     for section, keys in (("source", ("path", "folder")), ("output", ("path", "report")),
                           ("engine", ("temp_directory",))):
         if isinstance(data.get(section), dict):
             for key in keys:
                 fix(data[section], key, f"{section}.{key}")
-    if isinstance(data.get("engine"), dict) and isinstance(data["engine"].get("conf"), dict):
-        data["engine"]["conf"] = _expanded_conf(data["engine"]["conf"], where)
+    source = data.get("source")
+    if isinstance(source, dict) and "query" in source and "folder" not in source:
+        # the files a query names are looked up beside the spec: its folder's name is no text of the
+        # spec's, so not expanded (a folder named ${DIR} was read as the variable's value)
+        source["folder"] = str(base)
+    if isinstance(data.get("engine"), dict):
+        _expanded_spark_settings(data["engine"], where)
     for section in ("quasi_identifiers", "sensitive"):
         if not isinstance(data.get(section), dict):  # validation names what it must be
             continue

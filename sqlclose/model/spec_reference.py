@@ -148,7 +148,8 @@ MEANINGS: dict[str, str] = {
                                    "20 %. A number and its unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, in any "
                                    "case), above 0 bytes, at most 1 EiB.",
     "EngineSettings.temp_directory": "Where DuckDB spills; not at or inside the output path.",
-    "EngineSettings.master": "Spark's master, e.g. \"local[2]\".",
+    "EngineSettings.master": "Spark's master, e.g. \"local[2]\"; `${VAR}` and `${VAR:-default}` expand from the "
+                             "environment, as in paths.",
     "EngineSettings.conf": "Spark session settings; `${VAR}` and `${VAR:-default}` in a value expand from the "
                            "environment, as in paths; Spark's own `${env:…}`, `${system:…}`, `${spark.…}` are refused.",
 }
