@@ -591,16 +591,19 @@ def test_a_suppressed_value_does_not_move_the_published_figures_last_digits(tmp_
     spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop", "search": {"metric": "ncp"},
             "quasi_identifiers": {"zip": {"tree": ZIP_TREE, "domain": "leaves"}, "age": rule},
             "sensitive": {"disease": {"distinct_l": 2}}}
-    for level in (1, 2):
-        digests, utilities = set(), []
-        for i, extra in enumerate(extras):
-            with sqlclose.anonymize(_ages(kind, extra), spec) as searched, \
-                    searched.at({"zip": 0, "age": level}) as release:
-                utilities.append(release.write_parquet(tmp_path / f"{level}-{i}.parquet")["utility"])
-            digests.add(files.sha256(tmp_path / f"{level}-{i}.parquet"))
-        assert len(digests) == 1, "the test needs inputs with the same release"
-        assert utilities[0]["alteration"]["distortion"] is not None
-        assert all(u == utilities[0] for u in utilities), [u["alteration"] for u in utilities]
+    levels = (1, 2)
+    digests: dict[int, set[str]] = {level: set() for level in levels}
+    utilities: dict[int, list[dict]] = {level: [] for level in levels}
+    for i, extra in enumerate(extras):
+        with sqlclose.anonymize(_ages(kind, extra), spec) as searched:  # one search, released at both levels
+            for level in levels:
+                with searched.at({"zip": 0, "age": level}) as release:
+                    utilities[level].append(release.write_parquet(tmp_path / f"{level}-{i}.parquet")["utility"])
+                digests[level].add(files.sha256(tmp_path / f"{level}-{i}.parquet"))
+    for level in levels:
+        assert len(digests[level]) == 1, "the test needs inputs with the same release"
+        assert utilities[level][0]["alteration"]["distortion"] is not None
+        assert all(u == utilities[level][0] for u in utilities[level]), [u["alteration"] for u in utilities[level]]
 
 
 # rule, the column's type, the suppressed row's value, the levels the rule gives beside values
