@@ -591,16 +591,19 @@ def test_a_suppressed_value_does_not_move_the_published_figures_last_digits(tmp_
     spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop", "search": {"metric": "ncp"},
             "quasi_identifiers": {"zip": {"tree": ZIP_TREE, "domain": "leaves"}, "age": rule},
             "sensitive": {"disease": {"distinct_l": 2}}}
-    for level in (1, 2):
-        digests, utilities = set(), []
-        for i, extra in enumerate(extras):
-            with sqlclose.anonymize(_ages(kind, extra), spec) as searched, \
-                    searched.at({"zip": 0, "age": level}) as release:
-                utilities.append(release.write_parquet(tmp_path / f"{level}-{i}.parquet")["utility"])
-            digests.add(files.sha256(tmp_path / f"{level}-{i}.parquet"))
-        assert len(digests) == 1, "the test needs inputs with the same release"
-        assert utilities[0]["alteration"]["distortion"] is not None
-        assert all(u == utilities[0] for u in utilities), [u["alteration"] for u in utilities]
+    levels = (1, 2)
+    digests: dict[int, set[str]] = {level: set() for level in levels}
+    utilities: dict[int, list[dict]] = {level: [] for level in levels}
+    for i, extra in enumerate(extras):
+        with sqlclose.anonymize(_ages(kind, extra), spec) as searched:  # one search, released at both levels
+            for level in levels:
+                with searched.at({"zip": 0, "age": level}) as release:
+                    utilities[level].append(release.write_parquet(tmp_path / f"{level}-{i}.parquet")["utility"])
+                digests[level].add(files.sha256(tmp_path / f"{level}-{i}.parquet"))
+    for level in levels:
+        assert len(digests[level]) == 1, "the test needs inputs with the same release"
+        assert utilities[level][0]["alteration"]["distortion"] is not None
+        assert all(u == utilities[level][0] for u in utilities[level]), [u["alteration"] for u in utilities[level]]
 
 
 # rule, the column's type, the suppressed row's value, the levels the rule gives beside values
@@ -629,14 +632,18 @@ def test_a_column_released_all_null_does_not_tell_whether_the_suppressed_row_hel
             "quasi_identifiers": {"zip": {"tree": ZIP_TREE, "domain": "leaves"}, "q": rule},
             "sensitive": {"disease": {"distinct_l": 2}}}
     zips, diseases = rng.choice(["47", "48"], 200).tolist(), rng.choice(["flu", "ulcer"], 200).tolist()
-    for node in ({"zip": 0, "q": 0}, {"zip": 0, "q": 1}, {"zip": 0, "q": levels - 1}):
-        docs, digests = [], set()
-        for i, last in enumerate((None, value)):
-            table = pa.table({"zip": zips + ["99"], "q": pa.array([None] * 200 + [last], kind),
-                              "disease": diseases + ["flu"]})
-            with sqlclose.anonymize(table, spec) as searched, searched.at(node) as release:
-                docs.append(release.write_parquet(tmp_path / f"{node['q']}-{i}.parquet"))
-            digests.add(files.sha256(tmp_path / f"{node['q']}-{i}.parquet"))
+    nodes = ({"zip": 0, "q": 0}, {"zip": 0, "q": 1}, {"zip": 0, "q": levels - 1})
+    written: dict[int, list[dict]] = {node["q"]: [] for node in nodes}
+    for i, last in enumerate((None, value)):  # each input searched once, released at every node
+        table = pa.table({"zip": zips + ["99"], "q": pa.array([None] * 200 + [last], kind),
+                          "disease": diseases + ["flu"]})
+        with sqlclose.anonymize(table, spec) as searched:
+            for node in nodes:
+                with searched.at(node) as release:
+                    written[node["q"]].append(release.write_parquet(tmp_path / f"{node['q']}-{i}.parquet"))
+    for node in nodes:
+        docs = written[node["q"]]
+        digests = {files.sha256(tmp_path / f"{node['q']}-{i}.parquet") for i in range(2)}
         assert len(digests) == 1 and all(d["suppressed_rows"] == 1 for d in docs)
         held = duckdb.sql(f"SELECT DISTINCT CAST(q AS VARCHAR) FROM '{tmp_path}/{node['q']}-0.parquet'").fetchall()
         if node["q"] < levels - 1:  # the stand-in, as NULL at level 0 and as its label above
