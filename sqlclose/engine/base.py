@@ -649,6 +649,18 @@ class Engine(ABC):
         computes both sides in one pass of work. By default as it is."""
         return query
 
+    def looked_up(self, select: exp.Select, lookup: exp.Expression, alias: str, leaf: str,
+                  key: Callable[[], exp.Expression], bind: Callable[[Any], exp.Expression],
+                  outer: bool) -> exp.Select | None:
+        """``select`` with a lookup's columns readable under ``alias`` without joining the lookup, or
+        None: the caller joins it (``queries.join_lookup``), the default. ``lookup``: a table
+        registered here, or a SELECT of expressions over its columns; ``leaf``: its column of leaf
+        texts, unique; ``key``: makes the row's value as the text a leaf is (a NULL as its stand-in;
+        made only if used, as it may bind one);
+        ``bind``: a value as a bound parameter; ``outer``: a row whose key is no leaf is kept (its
+        lookup columns NULL), else dropped, as a LEFT or an inner join."""
+        return None
+
     @staticmethod
     def hashed_as_is(written: pa.DataType, generalized: pa.DataType) -> bool:
         """Whether ``value_hash`` may hash a column as it is: the same type on both sides, one whose

@@ -30,6 +30,7 @@ from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value, unread
 from sqlclose.engine.line_endings import breaks_all, line_ending_change, line_ending_change_words
 from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
+from sqlclose.engine.spark_lookups import MAPPED_ROWS, HeldLookup, held_lookup, keys_leaves, lateral_columns
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.hidden_parts import hidden_name
 from sqlclose.model.spec import DECIMAL_TYPE
@@ -320,6 +321,13 @@ def _shuffled_and_sorted(query: exp.Select, parts: int, hash_keys: Sequence[str]
     return outer
 
 
+def _plain_projection(query: exp.Select) -> bool:
+    """A SELECT of expressions FROM one table, nothing else (no join, filter, grouping, order, limit)."""
+    source = query.args.get("from_")
+    others = [key for key, value in query.args.items() if value and key not in ("expressions", "from_")]
+    return source is not None and isinstance(source.this, exp.Table) and not others
+
+
 def _column(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name, quoted=True))
 
@@ -509,6 +517,8 @@ class SparkEngine(Engine):
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
         self._decoded: set[str] = set()  # our views of a CSV's text, which Spark decoded (``refuse_invalid_text``)
         self._unfilled: dict[str, tuple[DataFrame, str]] = {}  # temp tables cached, not yet computed: their SQL
+        # Small registered tables, read as maps (``looked_up``): each with its maps once made.
+        self._held: dict[str, tuple[pa.Table, HeldLookup | None]] = {}
 
     # ---- dialect pieces ----------------------------------------------------------------------
     def placeholder(self, index: int) -> exp.Expression:
@@ -563,6 +573,43 @@ class SparkEngine(Engine):
         hinted.set("hint", exp.Hint(expressions=[exp.Anonymous(
             this="SHUFFLE_REPLICATE_NL", expressions=[exp.to_identifier(name) for name in joined])]))
         return hinted
+
+    def looked_up(self, select: exp.Select, lookup: exp.Expression, alias: str, leaf: str,
+                  key: Callable[[], exp.Expression], bind: Callable[[Any], exp.Expression],
+                  outer: bool) -> exp.Select | None:
+        """A small lookup registered here read as maps bound to the statement (``spark_lookups``): its
+        broadcast was a job of its own. A LATERAL subquery of one row, which Spark inlines into a
+        projection; an inner join's dropped rows (a key no leaf) left out by a WHERE."""
+        found = self._held_of(lookup, leaf)
+        if found is None:
+            return None
+        held, items = found
+        columns, is_leaf = lateral_columns(held, items, leaf, key(), bind)
+        lateral = exp.Lateral(this=columns, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        select = select.join(lateral, join_type="left")
+        return select if outer else select.where(is_leaf)
+
+    def _held_of(self, lookup: exp.Expression, leaf: str) -> tuple[HeldLookup, list[exp.Expression]] | None:
+        """The maps of a lookup held here (a table, or a plain SELECT of expressions over one), and the
+        columns it gives, each aliased; None for any other relation, or a lookup not held."""
+        if isinstance(lookup, exp.Table):
+            table, items = lookup, None
+        elif isinstance(lookup, exp.Select) and _plain_projection(lookup):
+            table, items = lookup.args["from_"].this, lookup.expressions
+        else:
+            return None
+        if table.args.get("db") or table.name not in self._held:
+            return None
+        arrow, held = self._held[table.name]
+        if held is None:
+            held = held_lookup(arrow)
+            self._held[table.name] = (arrow, held)
+        if held is None or not keys_leaves(arrow, leaf):
+            return None
+        if items is None:
+            items = [_column(name) for name in arrow.column_names]
+        return held, [item if isinstance(item, exp.Alias) else exp.alias_(item, item.alias_or_name, quoted=True)
+                      for item in items]
 
     # ---- a caller's session zone ----------------------------------------------------------
     # A caller's session (``SparkEngine(session)``, a DataFrame's) may be in any zone: Spark writes a
@@ -709,6 +756,7 @@ class SparkEngine(Engine):
 
     def _drop(self, name: str) -> None:
         self._decoded.discard(name)
+        self._held.pop(name, None)
         self._unfilled.pop(name, None)  # never read: never computed
         if name in self._views:
             frame = self._views.pop(name)
@@ -782,6 +830,8 @@ class SparkEngine(Engine):
 
     def register(self, name: str, table: pa.Table) -> None:
         self._keep(name, self.spark.createDataFrame(table), cached=False)
+        if table.num_rows <= MAPPED_ROWS:
+            self._held[name] = (table, None)  # its maps made when a statement first reads them
 
     def unregister(self, name: str) -> None:
         self._drop(name)

@@ -255,10 +255,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     packing = None if grouped else _packing(qis, unmeasured)
     stored = None
     if packing is not None:
-        scan = keyed_rows(source, qi_coded, sa_coded, packing, params, ranges, order)
+        scan = keyed_rows(source, qi_coded, sa_coded, packing, params, ranges, order, engine.looked_up)
         base, stored = store_as_keys(engine, scan, params.values, qi_coded, sa_coded, packing, ranges)
     else:
-        scan = q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped)
+        scan = q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped, engine.looked_up)
         base = engine.create_temp_table(engine.temp_name("base_histogram"), scan, params.values, owned=True)
     margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]), owned=True)
     base_rows, rows = _histogram_size(margins, len(unmeasured))

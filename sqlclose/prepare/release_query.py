@@ -109,7 +109,7 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     if counted is not None:
         qis, sas = (_counted_in_types(problem.engine, columns, types) for columns in counted)
         return release_from_counts(problem.base_at(dict(enumerate(node))), qis, sas, problem.released, suppressed,
-                                   params)
+                                   params, problem.engine.looked_up)
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed, suppressed_rows) if dictionaries else {}
@@ -117,7 +117,8 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     ties, rewrites = written_as_given(problem, node, schema)
     key = packed_sort_key(problem, released, passed, ties, schema)
     return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
-                     rewrites=rewrites, key=key.expression if key else None, held=key.whole if key else ())
+                     rewrites=rewrites, key=key.expression if key else None, held=key.whole if key else (),
+                     looked_up=problem.engine.looked_up)
 
 
 def written_as_given(problem: Problem, node: Node | None,
@@ -279,8 +280,8 @@ def passed_through_dictionaries(problem: Problem, node: Node, suppressed: exp.Ta
     names = _few_values(problem, text, released, suppressed, suppressed_rows)
     if not names:
         return {}
-    return _passed_through(problem, q.kept_values(problem.source, names, released, suppressed, params), names,
-                           params.values)
+    kept = q.kept_values(problem.source, names, released, suppressed, params, problem.engine.looked_up)
+    return _passed_through(problem, kept, names, params.values)
 
 
 def _few_values(problem: Problem, names: list[str], released: Sequence[q.ReleasedQI] = (),
@@ -307,7 +308,7 @@ def _few_values(problem: Problem, names: list[str], released: Sequence[q.Release
         dropped = suppressed_rows  # the release's own count: no pass over the rows just to count them
     elif suppressed is not None:  # the kept rows alone: their values estimated, and counted
         params = q.Params()
-        rows = q.kept_rows(problem.source, others, released, suppressed, params).subquery()
+        rows = q.kept_rows(problem.source, others, released, suppressed, params, engine.looked_up).subquery()
         found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values, owned=True)
         dropped = problem.rows - int(found["rows"])
     elif others:

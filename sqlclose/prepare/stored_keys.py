@@ -30,11 +30,11 @@ class StoredKeys:
 
 def keyed_rows(source: exp.Expression, qis: Sequence[q.CodedColumn], sas: Sequence[q.CodedColumn],
                packing: Packing, params: q.Params, ranges: Sequence[int] = (),
-               order: Sequence[str] = ()) -> exp.Expression:
+               order: Sequence[str] = (), looked_up: q.LookedUp | None = None) -> exp.Expression:
     """The source's rows as packed keys, sorted by the code columns ``order`` (the base's storage
     order, ``problem._base_order``): the ungrouped base histogram's query, keyed, without a count
     (each row counts one: the search's readers count rows, ``KeyedBase.ones``)."""
-    rows = q.base_histogram(source.copy(), [*qis, *sas], params, ranges=ranges, grouped=False)
+    rows = q.base_histogram(source.copy(), [*qis, *sas], params, ranges=ranges, grouped=False, looked_up=looked_up)
     return q.keyed_base(rows.subquery(), packing, [c.code for c in qis], [c.code for c in sas], order_by=order,
                         counted=False)
 

@@ -171,7 +171,8 @@ class GaaRelease(Release):
         params = q.Params()
         ties, rewrites = written_as_given(self.problem, None)
         query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
-                                 self._mapping_relation(), params, ties=ties, rewrites=rewrites)
+                                 self._mapping_relation(), params, ties=ties, rewrites=rewrites,
+                                 looked_up=self.problem.engine.looked_up)
         return query, params.values
 
     def _own_tables(self) -> None:

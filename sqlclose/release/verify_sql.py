@@ -486,8 +486,10 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
         labels = exp.select("leaf", "label", exp.alias_(engine.value_hash(exp.column("label"), as_is=True), "h")) \
             .from_(lookup, copy=False)
         alias = f"lk_{len(select.args.get('joins') or [])}"
-        select = select.join(labels.subquery(alias, copy=False), join_type="left",
-                             on=_leaf_match(exp.column("leaf", alias), qi, params), copy=False)
+        select = q.join_lookup(select, labels, alias, "leaf",
+                               lambda qi=qi, alias=alias: _leaf_match(exp.column("leaf", alias), qi, params),
+                               lambda qi=qi: _text(qi.name, qi.null_value, params, table="src"),
+                               lambda value: _param(value, params), outer=True, looked_up=engine.looked_up, copy=False)
         # A leaf missing from the lookup has no label: its hash is then the hash of NULL, as if hashed per row.
         carried = exp.Coalesce(this=exp.column("h", alias),
                                expressions=[engine.value_hash(exp.column("label", alias), as_is=True)])

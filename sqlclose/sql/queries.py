@@ -229,13 +229,15 @@ def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expres
 
 def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
                    counts: str | None = None, ranges: Sequence[int] = (),
-                   order_by: Sequence[str] = (), grouped: bool = True) -> exp.Expression:
+                   order_by: Sequence[str] = (), grouped: bool = True,
+                   looked_up: LookedUp | None = None) -> exp.Expression:
     """The source's rows counted per combination of codes: inner joins to the lookups, so rows with
     a NULL left by ``nulls = "drop"`` fall out here. ``ranges`` (one per column, or none; each
     column's codes are below it) store each code in the narrowest integer type that holds it;
     ``order_by`` (code column names) sorts the rows, so that grouping them meets each group in runs.
     Not ``grouped``: each row as it stands, counting 1 (a combination may then have several rows;
-    every reader sums them) — for sources where nearly every row is a combination of its own."""
+    every reader sums them) — for sources where nearly every row is a combination of its own.
+    ``looked_up``: how the engine reads a lookup without a join, if it can (``join_lookup``)."""
     codes = [col("code", f"lk_{c.code}") for c in columns]
     select = template("base_histogram", source=source, codes=codes)
     if not grouped:
@@ -246,7 +248,7 @@ def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], param
     typed = [_narrowest(code, r) for code, r in zip(codes, ranges, strict=True)] if ranges else codes
     select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(typed, columns)]
                + [select.expressions[-1]])
-    select = _counted(_join_lookups(select, columns, params), counts)
+    select = _counted(_join_lookups(select, columns, params, looked_up=looked_up), counts)
     return select.order_by(*[ascending(col(name)) for name in order_by]) if order_by else select
 
 
@@ -430,7 +432,7 @@ def _given(name: str, rewrites: Mapping[str, Rewrite]) -> exp.Expression:
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
             params: Params, passed: Mapping[str, exp.Table] | None = None, ties: Ties = Ties(),
             rewrites: Mapping[str, Rewrite] | None = None, key: exp.Expression | None = None,
-            held: Collection[str] = ()) -> exp.Expression:
+            held: Collection[str] = (), looked_up: LookedUp | None = None) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are:
     ``given_as_is``), failing classes removed, rows sorted by their own released values —
     generalized QIs first, then the rest — so that the order says nothing about the input's order.
@@ -441,7 +443,8 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     ``ties``: how rows that tie on columns given as they are are ordered (``Ties``); ``rewrites``:
     columns given as they are, each with how its value is written (``canonical_nan``); ``key``: a
     key sorted by before the values that orders as they do (``Engine.packed_sort_key``), ``held``:
-    the columns it holds whole."""
+    the columns it holds whole. ``looked_up``: how the engine reads a lookup without a join, if it can
+    (``join_lookup``)."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
@@ -458,7 +461,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     classes, codes = _class_codes(qis)
     relabelled = {r.coded.code: r.typed for r in classes if r.typed is not None}
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params,
-                           relabelled)
+                           relabelled, looked_up)
     for name, lookup in passed.items():
         alias = _passed_alias(columns, name)
         select = select.join(exp.alias_(lookup.copy(), ident(alias), table=True),
@@ -483,7 +486,7 @@ def passed_values(source: exp.Expression, names: Sequence[str], counted: bool = 
 
 
 def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table,
-                params: Params) -> exp.Expression:
+                params: Params, looked_up: LookedUp | None = None) -> exp.Expression:
     """``passed_values`` of the rows a release keeps: the source's rows whose class at the released
     levels (``qis``) is no failing class (a row of ``suppressed``). A value is kept where the rows
     holding it outnumber those of them in failing classes: every row's values counted as
@@ -492,7 +495,7 @@ def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[Rele
     few, and the join keeps only them; grouping the kept rows instead put every row in the sets'
     hash tables: at 10 M rows with 981 rows suppressed 0.19 s, against 0.12 s so
     (docs/performance.md, eighty-second round)."""
-    rows, codes = _classed_rows(source, names, qis, params)
+    rows, codes = _classed_rows(source, names, qis, params, looked_up)
     dropped = only_suppressed(rows, suppressed, codes)
     match = exp.and_(exp.EQ(this=col("col", "d"), expression=col("col", "a")),
                      exp.NullSafeEQ(this=col("v", "d"), expression=col("v", "a")))
@@ -522,23 +525,23 @@ def estimated_values(source: exp.Expression, names: Sequence[str], counted: bool
 
 
 def kept_rows(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table,
-              params: Params) -> exp.Select:
+              params: Params, looked_up: LookedUp | None = None) -> exp.Select:
     """The columns ``names`` of the source's rows a release keeps: those whose class at the
     released levels (``qis``) is no failing class (a row of ``suppressed``), by the anti-join the
     release uses."""
-    rows, codes = _classed_rows(source, names, qis, params)
+    rows, codes = _classed_rows(source, names, qis, params, looked_up)
     return without_suppressed(rows, suppressed, codes)
 
 
-def _classed_rows(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI],
-                  params: Params) -> tuple[exp.Select, list[tuple[str, exp.Expression]]]:
+def _classed_rows(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], params: Params,
+                  looked_up: LookedUp | None = None) -> tuple[exp.Select, list[tuple[str, exp.Expression]]]:
     """The source's rows as their columns ``names`` (a constant without any), joined to the
     lookups of the QIs below their tops, and each row's class codes at the released levels
     (``_class_codes``), which ``without_suppressed`` and ``only_suppressed`` match."""
     classes, codes = _class_codes(qis)
     rows = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names] or [exp.Literal.number(1)]) \
         .from_(_as_src(source))
-    return _join_lookups(rows, [r.coded for r in classes], params), codes
+    return _join_lookups(rows, [r.coded for r in classes], params, looked_up=looked_up), codes
 
 
 def _class_codes(qis: Sequence[ReleasedQI]) -> tuple[list[ReleasedQI], list[tuple[str, exp.Expression]]]:
@@ -631,15 +634,15 @@ def _failing_classes(suppressed: exp.Table,
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
-                   params: Params, ties: Ties = Ties(), rewrites: Mapping[str, Rewrite] | None = None
-                   ) -> exp.Expression:
+                   params: Params, ties: Ties = Ties(), rewrites: Mapping[str, Rewrite] | None = None,
+                   looked_up: LookedUp | None = None) -> exp.Expression:
     """A multidimensional release (GAA): each row's QI leaf codes looked up, then its generalized
     labels read from ``mapping`` (one row per leaf-code combination: columns named by the QIs'
     code columns, and ``<code>_label``). Every QI column is text: its labels sit at several levels."""
     by_name = {c.name: c for c in qis}
     select_list = [exp.alias_(col(f"{by_name[name].code}_label", "map"), ident(name)) if name in by_name
                    else exp.alias_(_given(name, rewrites or {}), ident(name)) for name in columns]
-    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params, looked_up=looked_up)
     match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
     select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)
     return _sorted_release(select, columns, release_order(columns, list(by_name)), ties)
@@ -650,15 +653,43 @@ def _as_src(source: exp.Expression) -> exp.Expression:
         source.copy().as_("src")
 
 
+# How an engine reads a lookup's columns without joining it (``Engine.looked_up``): select, lookup,
+# alias, leaf column, key, bind, outer -> the select, or None to join it.
+LookedUp = Callable[[exp.Select, exp.Expression, str, str, Callable[[], exp.Expression],
+                     Callable[[Any], exp.Expression], bool], exp.Select | None]
+
+
+def join_lookup(select: exp.Select, lookup: exp.Expression, alias: str, leaf: str,
+                on: Callable[[], exp.Expression], key: Callable[[], exp.Expression],
+                bind: Callable[[Any], exp.Expression], outer: bool = False,
+                looked_up: LookedUp | None = None, copy: bool = True) -> exp.Select:
+    """``select`` with a lookup (a table, or a SELECT over one) readable under ``alias``, matched on
+    its ``leaf`` column: joined on ``on`` (an inner join, or LEFT if ``outer``), unless the engine reads
+    it without a join (``looked_up``, ``Engine.looked_up``: Spark's maps), by ``key``, the row's value
+    as the text a leaf is. ``on`` and ``key`` are made only if used: each may bind a parameter.
+    ``copy``: as sqlglot's (False: the caller owns ``select``)."""
+    if looked_up is not None:
+        done = looked_up(select, lookup, alias, leaf, key, bind, outer)
+        if done is not None:
+            return done
+    relation = exp.alias_(lookup.copy(), ident(alias), table=True) if isinstance(lookup, exp.Table) \
+        else lookup.subquery(alias, copy=copy)
+    return select.join(relation, on=on(), join_type="left" if outer else None, copy=copy)
+
+
 def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Params,
-                  relabelled: Mapping[str, exp.Table] | None = None) -> exp.Select:
+                  relabelled: Mapping[str, exp.Table] | None = None,
+                  looked_up: LookedUp | None = None) -> exp.Select:
     """Each QI's lookup (value as text → code and labels), joined on the row's value (NULL as its
     stand-in); ``relabelled``: by code column, the lookup with its released level's labels in
-    their dictionary type (``typed_labels``) to join instead."""
+    their dictionary type (``typed_labels``) to join instead; ``looked_up``: as ``join_lookup``."""
     for c in coded:
         lookup = relabelled[c.code] if relabelled and c.code in relabelled else table(c.lookup)
-        select = select.join(exp.alias_(lookup.copy(), ident(f"lk_{c.code}"), table=True),
-                             on=leaf_match(col("value", f"lk_{c.code}"), c, params))
+        alias = f"lk_{c.code}"
+        select = join_lookup(select, lookup, alias, "value",
+                             lambda c=c, alias=alias: leaf_match(col("value", alias), c, params),
+                             lambda c=c: leaf_text(col(c.name, "src"), c.null_value, params.add),
+                             params.add, looked_up=looked_up)
     return select
 
 
@@ -670,10 +701,15 @@ def leaf_match(leaf: exp.Expression, c: CodedColumn, params: Params) -> exp.Expr
     value = col(c.name, "src")
     if c.typed_match is not None:
         return exp.EQ(this=typed_leaf(leaf, c.typed_match), expression=value)
+    return exp.EQ(this=leaf, expression=leaf_text(value, c.null_value, params.add))
+
+
+def leaf_text(value: exp.Expression, null_value: str | None, bind: Callable[[Any], exp.Expression]) -> exp.Expression:
+    """A row's value as the text a lookup's leaf is: its text, a NULL as its stand-in if any. A typed
+    match (``typed_leaf``) meets the same leaves: a value's text is a leaf exactly when the leaf cast
+    to the value's type is the value."""
     text = as_text(value)
-    if c.null_value is not None:
-        text = exp.Coalesce(this=text, expressions=[params.add(c.null_value)])
-    return exp.EQ(this=leaf, expression=text)
+    return text if null_value is None else exp.Coalesce(this=text, expressions=[bind(null_value)])
 
 
 def typed_leaf(leaf: exp.Expression, kind: exp.DataType) -> exp.Expression:

@@ -51,11 +51,13 @@ class CountedColumn:
 
 
 def release_from_counts(base: exp.Expression, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
-                        names: Sequence[str], suppressed: exp.Table | None, params: q.Params) -> exp.Expression:
+                        names: Sequence[str], suppressed: exp.Table | None, params: q.Params,
+                        looked_up: q.LookedUp | None = None) -> exp.Expression:
     """The release: the columns ``names`` (every one a quasi-identifier or a sensitive column),
     failing classes removed (``suppressed``: their class codes), rows sorted as every release's
     are (``queries.release_order``) after they are repeated: only an ORDER BY at the top
-    guarantees an order."""
+    guarantees an order. ``looked_up``: how the engine reads a lookup without a join, if it can
+    (``queries.join_lookup``)."""
     by_name = {c.name: c for c in [*qis, *sas]}
     columns = [by_name[name] for name in names]
     count, copy = _free_names(["count", "copy"], names)
@@ -67,8 +69,10 @@ def release_from_counts(base: exp.Expression, qis: Sequence[CountedColumn], sas:
                         exp.alias_(q.col("n", "cls"), q.ident(count))).from_(classes.subquery("cls", copy=False))
     for c in columns:
         if c.top is None:
-            on = exp.EQ(this=q.col("code", _lk(c)), expression=q.col(c.coded.code, "cls"))
-            select = select.join(_lookup(c, params).subquery(_lk(c), copy=False), on=on)
+            code = q.col(c.coded.code, "cls")
+            select = q.join_lookup(select, _lookup(c, params), _lk(c), "code",
+                                   lambda c=c, code=code: exp.EQ(this=q.col("code", _lk(c)), expression=code),
+                                   lambda code=code: code.copy(), params.add, looked_up=looked_up, copy=False)
     copies = exp.Explode(this=exp.GenerateSeries(start=exp.Literal.number(1), end=q.col(count)))
     repeated = exp.select(*[q.col(name) for name in names], exp.alias_(copies, q.ident(copy))).from_(
         select.subquery("counted", copy=False))
