@@ -235,3 +235,39 @@ def test_the_truth_tests_two_sums_are_crossed_in_one_job(spark, spark_session) -
         jobs.append(len(_jobs(spark_session) - before))
     assert row == {"w": sum(xs), "g": sum(ys)}
     assert jobs[2] == jobs[0] and jobs[1] == jobs[0] + 1, jobs
+
+
+def _table3_spec(k: int, suppression: float):
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    return spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"k": k, "suppression": suppression})})
+
+
+def test_the_optimums_classes_after_a_local_search_are_read_from_its_copy(spark, spark_session, statements,
+                                                                          tmp_path: Path) -> None:
+    """After the search over the local copy of the base histogram (search/hybrid.py), the optimum's
+    classes were computed again on Spark, a GROUP BY of the same base: a job, ~0.1-0.3 s on a small
+    table (hundred-and-first round). They are read from the local copy now, before it is closed.
+    Oracles: Spark's job count and the statements it was handed while the release's classes and
+    summary are read (none); the classes Spark's own GROUP BY gives (``measure_node`` on the Spark
+    problem), array for array and type for type, failing classes too (k = 4 at 34 %: one class of
+    3 rows suppressed); the written folder's rows, grouped by DuckDB."""
+    import numpy as np
+
+    from sqlclose.release.release import measure_node
+
+    with sqlclose.anonymize(None, _table3_spec(4, 0.34), engine=spark) as release:
+        before, seen = _jobs(spark_session), len(statements)
+        hist, failing = release._classes()
+        summary = release.summary
+        assert len(_jobs(spark_session) - before) == 0 and statements[seen:] == []
+        _, on_spark, failing_on_spark = measure_node(release.problem, release.criteria, release.search.optimum)
+        assert len(_jobs(spark_session) - before) >= 1  # the oracle's GROUP BY did run on Spark
+        for mine, theirs in [(hist.codes, on_spark.codes), (hist.sizes, on_spark.sizes), (failing, failing_on_spark),
+                             *zip(hist.counts, on_spark.counts)]:
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+        assert failing.sum() == 1 and hist.sizes[failing].sum() == 3
+        release.write_parquet_folder(tmp_path / "out")
+    sizes = duckdb.sql("SELECT COUNT(*) AS n FROM read_parquet($1) GROUP BY zip, age ORDER BY n",
+                       params=[str(tmp_path / "out" / "*.parquet")]).fetchall()
+    assert sizes == [(6,)] and summary["classes"] == 1 and summary["suppressed_rows"] == 3 and summary["rows"] == 6
+
