@@ -290,3 +290,19 @@ def test_the_reference_distributions_are_collected_in_one_statement(spark, spark
     assert doc["privacy"] == duck["privacy"] and doc["t_against_release"] == duck["t_against_release"]
     assert len(_written(tmp_path / "spark")) == 9
 
+
+def test_a_partition_column_released_as_labels_is_checked_by_its_labels(spark, spark_session, statements,
+                                                                         tmp_path: Path) -> None:
+    """A partition column that is a quasi-identifier above its leaves holds its hierarchy's labels at
+    that level, and nothing else: none of them '' or '__HIVE_DEFAULT_PARTITION__' (the texts Spark's
+    folder names cannot carry), no released row can hold one, and the count of such rows over the
+    whole release query (3 jobs for Adult's, partitioned by sex) is not run. Oracles: the
+    statements Spark was handed; the written rows per age, counted by DuckDB from the folder (Table 5
+    of Li et al.: six under 40, three over)."""
+    with sqlclose.anonymize(None, TABLE3 / "table3.toml", engine=spark) as release:
+        assert release.node["age"] == 2
+        release.write_parquet_folder(tmp_path / "out", partition_by=["age"])
+    assert statements and not [s for s in statements if "__HIVE_DEFAULT_PARTITION__" in s]
+    ages = duckdb.sql("SELECT age, COUNT(*) FROM read_parquet($1, hive_partitioning = true) GROUP BY age ORDER BY age",
+                      params=[str(tmp_path / "out" / "**" / "*.parquet")]).fetchall()
+    assert ages == [("<40", 6), (">=40", 3)]
