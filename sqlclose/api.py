@@ -160,13 +160,13 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
         if levels is not None and (unsearched := _given_unsearched(made, problem, levels, timings)) is not None:
             return unsearched
         started = time.perf_counter()
-        result = _search(problem, criteria, spec, _with_checkpoint(on_progress))
+        result, known = _search(problem, criteria, spec, _with_checkpoint(on_progress))
         timings["search_seconds"] = time.perf_counter() - started  # with the histogram's collection, when local
     except BaseException:
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    release = made(search=result)
+    release = made(search=result, **known)
     return release if levels is None else _at_given(release, levels)
 
 
@@ -318,12 +318,12 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
                                  selection=spec.search, hierarchy_files=_hierarchy_files(spec))
         if levels is not None and (unsearched := _given_unsearched(made, problem, levels, timings)) is not None:
             return unsearched
-        result = _search(problem, criteria, spec, on_progress)
+        result, known = _search(problem, criteria, spec, on_progress)
         timings["search_seconds"] = result.seconds
     except BaseException:
         opened.engine.close()
         raise
-    release = made(search=result)
+    release = made(search=result, **known)
     return release if levels is None else _at_given(release, levels)
 
 
@@ -381,14 +381,20 @@ def _refuse_nothing_required(spec: Spec, problem: Problem) -> None:
 
 
 def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
-            on_progress: ProgressCallback | None) -> SearchResult:
-    """Incognito under the spec's metric; raises NoSolutionError when no node satisfies."""
+            on_progress: ProgressCallback | None) -> tuple[SearchResult, dict[str, Any]]:
+    """Incognito under the spec's metric; raises NoSolutionError when no node satisfies. With it
+    the release's fields known from the search: after a search over a local copy of the base (on
+    Spark), the optimum's classes read there (``_hist``, ``_failing``), which the release read
+    again from the source's engine (a job on Spark, ~0.1-0.3 s on a small table)."""
     cost = search_cost(problem, spec.search.metric_name, spec.search.weights)
     with search_problem(problem) as searched:  # on Spark: locally over the collected histogram
         result = incognito(searched, criteria, on_progress, cost, spec.search.exploring)
-    if result.optimum is None:
-        raise NoSolutionError(_no_solution_message(spec, problem, result.lattice_size))
-    return result
+        if result.optimum is None:
+            raise NoSolutionError(_no_solution_message(spec, problem, result.lattice_size))
+        if searched is problem:
+            return result, {}
+        _, hist, failing = measure_node(problem, criteria, result.optimum, read_from=searched)
+    return result, {"_hist": hist, "_failing": failing}
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,

@@ -571,3 +571,28 @@ def test_a_spec_partitioning_by_a_column_twice_is_refused_before_the_search(tmp_
         assert result.exit_code == 2, result.output
         assert "output: partition_by names 'zip' twice: give each partition column once" in result.output
     assert not (project / "out").exists()
+
+
+@pytest.mark.parametrize(("label", "says"), [
+    ("__HIVE_DEFAULT_PARTITION__", r"on the duckdb engine: 3 rows hold '__HIVE_DEFAULT_PARTITION__'"),
+    ("日" * 90, r"3 rows hold a value whose folder name \(age=… as the duckdb engine escapes it\) is longer than the "
+               r"255 bytes"),
+], ids=["hive-default-label", "label-too-long"])
+def test_a_partition_columns_label_folder_names_cannot_carry_is_still_refused(tmp_path, label, says):
+    """A quasi-identifier released above its leaves is no longer counted over the release when none of
+    its labels at that level is a text folder names cannot carry (``folder._writable``, the
+    hundred-and-second round): one that is still is, and the release refused, counted. Here the
+    30s of Table 3's ages are labelled so at level 1 (the given node). Oracle: the 3 rows of the
+    table whose age is in the 30s (30, 36, 32), and nothing written."""
+    (tmp_path / "age.csv").write_text("".join(f"{age};{group};*\n" for age, group in [
+        (22, "young"), (27, "young"), (29, "young"), (30, label), (32, label), (36, label),
+        (43, "old"), (47, "old"), (52, "old")]), encoding="utf-8")
+    spec = {"privacy": {"k": 3}, "sensitive": {"disease": {"distinct_l": 1}},
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"file": str(tmp_path / "age.csv")}}}
+    rows = table3().select(["zip", "age", "disease"])
+    assert len([a for a in rows.column("age").to_pylist() if 30 <= a < 40]) == 3
+    with sqlclose.anonymize(rows, spec, node={"zip": 5, "age": 1}) as release:  # zip at its top: classes by age alone
+        with pytest.raises(InputError, match=says) as refused:
+            release.write_parquet_folder(tmp_path / "out", partition_by=["age"])
+    assert label.startswith("__") or label not in str(refused.value)
+    assert not (tmp_path / "out").exists()

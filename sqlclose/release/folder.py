@@ -46,10 +46,12 @@ def sql_type(t: pa.DataType) -> exp.DataType | None:
 
 
 def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Expression, params: Sequence[Any],
-                     columns: list[str], typed: Sequence[str] | None = None) -> None:
+                     columns: list[str], typed: Sequence[str] | None = None,
+                     labels: Mapping[str, Sequence[str]] | None = None) -> None:
     """Refuse partition columns that are not released, all of them, or of a type folder names
     cannot carry — before anything is written. ``typed``: the partition columns ``query`` holds,
-    whose types are checked (default: every one)."""
+    whose types are checked (default: every one). ``labels``: of a column, every text it can hold,
+    where the release knows them (``writers.released_labels``)."""
     if not partition_by:
         return
     odd_names = [c for c in partition_by if not _PLAIN_NAME.fullmatch(c)]
@@ -72,7 +74,9 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
                          f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "
                          "date columns (signed or unsigned integers, decimals, booleans)")
     text = [c for c in typed if pa.types.is_string(t := schema.field(c).type) or pa.types.is_large_string(t)]
-    _refuse_unwritable_text(engine, query, params, text)
+    labels = labels or {}
+    _refuse_unwritable_text(engine, query, params,
+                            [c for c in text if c not in labels or not _writable(engine, c, labels[c])])
 
 
 def _refuse_unwritable_text(engine: Engine, query: exp.Expression, params: Sequence[Any], text: list[str]) -> None:
@@ -107,6 +111,19 @@ def _refuse_unwritable_text(engine: Engine, query: exp.Expression, params: Seque
                              f"folder name ({name_cut(name)}=… as the {engine.name} engine escapes it) is longer "
                              f"than the {limit} bytes a file name may have here; partition by a column of shorter "
                              "values, or release it as it is without partitioning")
+
+
+def _writable(engine: Engine, name: str, labels: Sequence[str]) -> bool:
+    """Whether every text of ``labels`` is one the engine's folder names carry, as
+    ``_refuse_unwritable_text`` would count it over the release: then no row can hold another, and
+    that pass (a whole release query: 3 jobs on Spark for Adult's) need not run. A folder name's
+    bytes are bounded by three per byte of the text (each escaped as %XX at most: DuckDB's
+    ``partition_name_bytes``; Spark's says none)."""
+    unwritten = set(engine.unwritten_partition_text)
+    room = _name_max() - len(name) - 1
+    checks_length = engine.partition_name_bytes(exp.column("v")) is not None
+    return not any(label in unwritten or (checks_length and 3 * len(label.encode("utf-8")) > room)
+                   for label in labels)
 
 
 def _unwritten_said(engine: Engine, name: str, rows: int) -> str:

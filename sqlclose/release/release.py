@@ -68,14 +68,19 @@ from sqlclose.utility.metrics import average_class_size
 MAX_LABELS_SHOWN = 20
 
 
-def measure_node(problem: Problem, criteria: Sequence[Criterion],
-                 levels: Node) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
+def measure_node(problem: Problem, criteria: Sequence[Criterion], levels: Node,
+                 read_from: Problem | None = None) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
     """A node's classes (one GROUP BY), its outcome and its failing classes: how a given node is
-    measured alone, by the run (``Release.at``) and by a dry run alike."""
-    hist = NodeRunner(problem).histograms(tuple(range(len(problem.qis))), levels, keep=False,
-                                          cells_past=dense_bytes_allowed(problem.engine.memory_budget))
+    measured alone, by the run (``Release.at``) and by a dry run alike. ``read_from``: a copy of
+    ``problem`` over the same base rows on another engine (the hybrid search's local one,
+    ``search.hybrid.search_problem``), where the GROUP BY runs instead; the classes are the same
+    arrays: ``class_histograms`` makes them from the rows' values alone (in any order, of any integer
+    type), and their layout, dense or by cells, is still decided by ``problem``'s engine's budget."""
+    on = problem if read_from is None else read_from
+    hist = NodeRunner(on).histograms(tuple(range(len(problem.qis))), levels, keep=False,
+                                     cells_past=dense_bytes_allowed(problem.engine.memory_budget))
     outcome = judge(hist, criteria, problem.rows, problem.max_suppressed)
-    problem.engine.release_cached_memory()  # the GROUP BY's pages back before the write
+    on.engine.release_cached_memory()  # the GROUP BY's pages back before the write
     return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
             hist, outcome.failing)
 

@@ -165,8 +165,8 @@ def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: ex
             else _Truth(engine, written, columns, whole, None, classes, grouped)
         result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
             if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
-    for sa in sensitive:
-        problems, models = _sensitive(engine, judge, source, qi_cols, sa, registered, rows)
+    for sa, reference in zip(sensitive, _references(engine, judge, source, sensitive, registered)):
+        problems, models = _sensitive(judge, qi_cols, sa, reference, rows)
         result.problems += problems
         result.models += models
     return result
@@ -501,26 +501,52 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
 
 # ---- sensitive columns ------------------------------------------------------------------------
 
-def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: list[exp.Column],
-               sa: WrittenSensitive, registered: list[str], rows: str) -> tuple[list[str], list[ModelResult]]:
-    """A sensitive column's models: its counts per class by the ``judge``, Q from the input by the
-    engine (copied beside the counts when the judge is a local copy)."""
-    s = sa.spec
-    text_params: list[Any] = []  # the NULL stand-in ($1), if any: bound where the value is read as text
-    text = _text(sa.name, s.null_value if s.nulls == "value" else None, text_params)
+def _references(engine: Engine, judge: Judge, source: exp.Expression, sensitive: Sequence[WrittenSensitive],
+                registered: list[str]) -> list[Callable[[], exp.Table]]:
+    """Each sensitive column's reference distribution Q, from the input by the engine, as the
+    column's measures ask for it: kept there for a judge on the engine; for a local judge copied
+    beside it, every column's at once, in one statement (each was a job of its own on Spark:
+    ``Judge.copied_each``)."""
+    if judge.engine is engine:
+        def kept(sa: WrittenSensitive) -> exp.Table:
+            params: list[Any] = []
+            return _kept(engine, registered, "verify_reference", _reference(source, sa, params), params)
+        return [functools.partial(kept, sa) for sa in sensitive]
+    params: list[Any] = []  # numbered across the columns' queries, collected together
+    copied = judge.copied_each(engine, [_reference(source, sa, params) for sa in sensitive], params,
+                               "verify_reference") if sensitive else []
+    return [lambda table=table: table for table in copied]
+
+
+def _reference(source: exp.Expression, sa: WrittenSensitive, params: list[Any]) -> exp.Expression:
+    """The query of a sensitive column's reference distribution Q (verify_reference.sql)."""
+    text = _sensitive_text(sa, params)
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
-    sort_key = _col(sa.name) if s.distance == "ordered" else text
+    sort_key = _col(sa.name) if sa.spec.distance == "ordered" else text
+    return template("verify_reference", input=source, value=text, sort_key=sort_key)
+
+
+def _sensitive_text(sa: WrittenSensitive, params: list[Any]) -> exp.Expression:
+    """A sensitive column's value as text; the NULL stand-in, if any, bound (``params``) where it is read."""
+    s = sa.spec
+    return _text(sa.name, s.null_value if s.nulls == "value" else None, params)
+
+
+def _sensitive(judge: Judge, qi_cols: list[exp.Column], sa: WrittenSensitive, q_of: Callable[[], exp.Table],
+               rows: str) -> tuple[list[str], list[ModelResult]]:
+    """A sensitive column's models: its counts per class by the ``judge``, against Q (``q_of``, beside
+    the counts: ``_references``, asked for after the counts are kept, as it was made)."""
+    text_params: list[Any] = []  # the NULL stand-in ($1), if any: bound where the value is read as text
+    text = _sensitive_text(sa, text_params)
     # Its value and count columns sit beside the quasi-identifiers: named apart from them.
     own = {name: q.free_name(name, [c.name for c in qi_cols]) for name in (q.AUDIT_VALUE, q.AUDIT_COUNT)}
     counts = _kept(judge.engine, judge.registered, "verify_counts",
                    _class_counts(judge, qi_cols, sa.name, text, not text_params, own, rows), text_params)
-    reference_query = template("verify_reference", input=source, value=text, sort_key=sort_key)
-    reference = _kept(engine, registered, "verify_reference", reference_query, text_params) \
-        if judge.engine is engine else judge.copied(engine, reference_query, text_params, "verify_reference")
+    reference = q_of()
     foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
     params: list[Any] = []
     distances = _distance(judge.engine, counts, reference, sa, params, judge.registered) \
-        if s.t is not None else None
+        if sa.spec.t is not None else None
     measures, specs = model_measures(sa, counts, distances, params)
     measures = measures.subquery("ms", copy=False)
     # One statement (one row): the foreign-value check beside the models' measures.

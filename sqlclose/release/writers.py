@@ -88,6 +88,9 @@ class Release(Protocol):
     def columns(self) -> list[str]: ...
 
     @property
+    def node(self) -> dict[str, int] | None: ...
+
+    @property
     def released_rows(self) -> int: ...
 
     def query(self, dictionaries: bool = False) -> tuple[Any, list]: ...
@@ -248,6 +251,17 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
                          typed=[name for name in partition_by if name in columns])
 
 
+def released_labels(release: Release) -> dict[str, list[str]]:
+    """Of each quasi-identifier the release gives above its leaves, every text it can hold: its
+    hierarchy's labels at the node's level, which the release writes from its lookup (or the top's
+    one label). None of a QI at its leaves (the source's own values, matched to the leaves by the
+    engine's equality) nor of GAA's release (no one level)."""
+    node = release.node
+    if node is None:
+        return {}
+    return {qi.name: qi.hierarchy.labels(node[qi.name]) for qi in release.problem.qis if node[qi.name] > 0}
+
+
 def refuse_read_only(engine: DuckDBEngine) -> None:
     """A DuckDB table output is built in a database the engine's connection attaches for writing,
     which a read-only connection cannot: DuckDB's own error came out as an internal one (exit 1)."""
@@ -355,7 +369,8 @@ class ParquetFolderWriter(FileWriter):
         from sqlclose.release.folder import check_partitions  # only folder releases load (and compile) it
 
         refuse_unkept_in_parquet(release, query, params)
-        check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
+        check_partitions(target.partition_by, release.problem.engine, query, params, release.columns,
+                         labels=released_labels(release))
 
     def _dictionaries(self, target: Target) -> bool:
         # A partition column's type names its folders: a partitioned release keeps its plain types.

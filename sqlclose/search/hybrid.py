@@ -6,7 +6,9 @@ faster in a local DuckDB. After the one scan the base histogram's size is known;
 most ``LOCAL_SEARCH_MAX_ROWS`` rows (measured: docs/engines.md, "Hybrid execution"), it is
 collected as Arrow (aggregated counts only: one row per distinct combination of QI and sensitive
 codes) and the search runs on a copy of the problem pointing at a local DuckDB engine. The
-release, its verification and the fingerprint still run on the source's engine.
+optimum's classes are read from that copy too, before it is closed (``api._search``: the same
+arrays a GROUP BY of the base on the source's engine gives). The release, its verification and
+the fingerprint still run on the source's engine.
 
 Engines choose with ``Engine.local_search`` (Spark: on, DuckDB: already local).
 """
