@@ -125,6 +125,17 @@ def adult_subset(adult_dir, tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def no_spark_session(monkeypatch) -> None:
+    """The Spark engine's ways to a session, each failing the test if called: nothing may be sought or started."""
+    from sqlclose.engine import spark as spark_engine
+
+    def started(*args, **kwargs):
+        raise AssertionError("a Spark session was sought or started")
+    monkeypatch.setattr(spark_engine, "_running_session", started)
+    monkeypatch.setattr(spark_engine, "_own_session", started)
+
+
+@pytest.fixture
 def judges(monkeypatch) -> list[bool]:
     """Per file the re-check measures, whether its grouped file was judged on a local copy
     (``release.verify_local``) rather than on the engine that read it."""

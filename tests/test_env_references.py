@@ -30,13 +30,6 @@ UNSET = "SQLCLOSE_TEST_UNSET"
 HOW = "write ${NAME} or ${NAME:-default} (NAME of letters, digits and _, not starting with a digit)"
 
 
-@pytest.fixture
-def no_session(monkeypatch):
-    def started(*args, **kwargs):
-        raise AssertionError("a Spark session was sought or started")
-    monkeypatch.setattr(spark_engine, "_running_session", started)
-    monkeypatch.setattr(spark_engine, "_own_session", started)
-
 
 def _edited(project, old: str, new: str):
     spec = project / "spec.toml"
@@ -114,7 +107,7 @@ def test_a_specs_master_expands_its_variables(tmp_path, monkeypatch):
     assert sqlclose.load_spec(given).engine.master == "local[3]"
 
 
-def test_an_unset_variable_in_the_master_is_refused_naming_it(tmp_path, monkeypatch, no_session):
+def test_an_unset_variable_in_the_master_is_refused_naming_it(tmp_path, monkeypatch, no_spark_session):
     monkeypatch.delenv(UNSET, raising=False)
     project = table3_project(tmp_path)
     spec = _spark_spec(project, f'master = "${{{UNSET}}}"')
@@ -125,7 +118,7 @@ def test_an_unset_variable_in_the_master_is_refused_naming_it(tmp_path, monkeypa
     assert not (project / "out").exists()
 
 
-def test_sparks_own_substitution_in_the_master_is_refused(tmp_path, no_session):
+def test_sparks_own_substitution_in_the_master_is_refused(tmp_path, no_spark_session):
     """Spark 4 reads the master as written: ``${env:M}`` stopped its JVM with "Master must either be
     yarn or start with spark, k8s, or local" (checked by hand with M=local[1])."""
     project = table3_project(tmp_path)
@@ -163,7 +156,7 @@ def test_a_malformed_reference_in_a_path_is_told_what_is_wrong(tmp_path, written
 
 
 @pytest.mark.parametrize("key", ["conf", "master"])
-def test_a_malformed_reference_in_a_spark_setting_is_told_as_malformed(tmp_path, no_session, key):
+def test_a_malformed_reference_in_a_spark_setting_is_told_as_malformed(tmp_path, no_spark_session, key):
     """``${1abc}`` was told as "Spark's own substitution": no form of Spark's is written so."""
     project = table3_project(tmp_path)
     engine, label = (('conf = { "spark.local.dir" = "${1abc}" }', "engine.conf: spark.local.dir") if key == "conf"

@@ -26,13 +26,6 @@ from sqlclose.model.spec import EngineSettings, build_spec
 pytest.importorskip("pyspark")
 
 
-@pytest.fixture
-def no_session(monkeypatch):
-    def started(*args, **kwargs):
-        raise AssertionError("a Spark session was sought or started")
-    monkeypatch.setattr(spark_engine, "_running_session", started)
-    monkeypatch.setattr(spark_engine, "_own_session", started)
-
 
 def _spark_spec(project, conf: str):
     spec = project / "spec.toml"
@@ -59,7 +52,8 @@ def test_a_conf_value_expands_its_variables_as_a_path_does(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("state", ["unset", "empty"])
-def test_an_unset_variable_in_a_conf_value_is_refused_naming_the_setting(tmp_path, monkeypatch, no_session, state):
+def test_an_unset_variable_in_a_conf_value_is_refused_naming_the_setting(tmp_path, monkeypatch, no_spark_session,
+                                                                          state):
     if state == "unset":
         monkeypatch.delenv("SQLCLOSE_TEST_BAD", raising=False)
     else:
@@ -76,7 +70,7 @@ def test_an_unset_variable_in_a_conf_value_is_refused_naming_the_setting(tmp_pat
 
 
 @pytest.mark.parametrize("spark_own", ["${env:HOME}", "${system:java.io.tmpdir}", "${spark.x.dir}"])
-def test_sparks_own_substitution_in_a_conf_value_is_refused(tmp_path, no_session, spark_own):
+def test_sparks_own_substitution_in_a_conf_value_is_refused(tmp_path, no_spark_session, spark_own):
     project = table3_project(tmp_path)
     spec = _spark_spec(project, f'"spark.local.dir" = "{spark_own}/spill"')
     result = invoke("anonymize", spec)

@@ -26,20 +26,12 @@ NOT_UTF8 = ("is not UTF-8 (a byte of another encoding is shown as \\xNN), and Sp
             "text: ")
 
 
-@pytest.fixture
-def no_session(monkeypatch):
-    """The engine's ways to a session, each failing the test if called: nothing may be started."""
-    def started(*args, **kwargs):
-        raise AssertionError("a Spark session was sought or started")
-    monkeypatch.setattr(spark_engine, "_running_session", started)
-    monkeypatch.setattr(spark_engine, "_own_session", started)
-
 
 def _bad(tmp_path) -> str:
     return os.fsdecode(os.fsencode(tmp_path) + b"/local\xff")  # a folder named in Latin-1 (ÿ)
 
 
-def test_a_spark_local_dir_not_in_utf8_is_refused_before_a_session_starts(tmp_path, no_session):
+def test_a_spark_local_dir_not_in_utf8_is_refused_before_a_session_starts(tmp_path, no_spark_session):
     bad = _bad(tmp_path)
     with pytest.raises(sqlclose.InputError) as refused:
         spark_engine.SparkEngine(conf={"spark.driver.memory": "1g", "spark.local.dir": bad})
@@ -48,21 +40,21 @@ def test_a_spark_local_dir_not_in_utf8_is_refused_before_a_session_starts(tmp_pa
     assert os.listdir(tmp_path) == []  # no folder made at that name
 
 
-def test_a_master_not_in_utf8_is_refused_before_a_session_starts(no_session):
+def test_a_master_not_in_utf8_is_refused_before_a_session_starts(no_spark_session):
     with pytest.raises(sqlclose.InputError) as refused:
         spark_engine.SparkEngine(master=os.fsdecode(b"local[2]\xe9"))
     assert str(refused.value) == f"cannot start the Spark session with master = local[2]\\xe9: its value {NOT_UTF8}" \
                                  "give it in UTF-8"
 
 
-def test_a_setting_named_not_in_utf8_is_refused_before_a_session_starts(no_session):
+def test_a_setting_named_not_in_utf8_is_refused_before_a_session_starts(no_spark_session):
     with pytest.raises(sqlclose.InputError) as refused:
         spark_engine.SparkEngine(conf={os.fsdecode(b"spark.x\xff"): "1"})
     assert str(refused.value) == f"cannot start the Spark session with conf spark.x\\xff = 1: its name {NOT_UTF8}" \
                                  "give it in UTF-8"
 
 
-def test_a_specs_spark_local_dir_not_in_utf8_is_an_invalid_spec(tmp_path, no_session):
+def test_a_specs_spark_local_dir_not_in_utf8_is_an_invalid_spec(tmp_path, no_spark_session):
     source = tmp_path / "t.csv"
     source.write_text("zip,s\n47677,a\n47602,b\n47678,a\n47905,b\n")
     spec = {"privacy": {"k": 2}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}, "others": "keep",
