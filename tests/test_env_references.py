@@ -179,9 +179,10 @@ def test_a_variable_holding_a_reference_is_refused_not_expanded_twice(tmp_path, 
     with pytest.raises(SpecError) as caught:
         sqlclose.load_spec(spec)
     assert str(caught.value) == (
-        f"{spec}: invalid spec: output.path: environment variable SQLCLOSE_TEST_A holds ${{ in its value "
-        "'${SQLCLOSE_TEST_B}' (used in '${SQLCLOSE_TEST_A}/r.parquet'): sqlclose expands a spec's ${…} once, not a "
+        f"{spec}: invalid spec: output.path: environment variable SQLCLOSE_TEST_A holds ${{ in its value (used in "
+        "'${SQLCLOSE_TEST_A}/r.parquet'; the value is not shown): sqlclose expands a spec's ${…} once, not a "
         "variable's value; give SQLCLOSE_TEST_A the text itself, without ${")
+    assert "SQLCLOSE_TEST_B" not in str(caught.value)  # the variable's value, which may be a secret
 
 
 def test_a_value_meeting_a_brace_into_a_reference_is_refused(tmp_path, monkeypatch):
@@ -192,8 +193,10 @@ def test_a_value_meeting_a_brace_into_a_reference_is_refused(tmp_path, monkeypat
     with pytest.raises(SpecError) as caught:
         sqlclose.load_spec(spec)
     assert str(caught.value) == (
-        f"{spec}: invalid spec: output.path: '${{SQLCLOSE_TEST_A}}{{B}}/r.parquet' expands to 'out${{B}}/r.parquet', "
-        "which holds ${: sqlclose expands a spec's ${…} once; write the value so that its expansion holds no ${")
+        f"{spec}: invalid spec: output.path: '${{SQLCLOSE_TEST_A}}{{B}}/r.parquet' expands to text holding ${{ (a "
+        "variable's value ending in $ meets the { written after it; the expansion is not shown, as a variable may hold "
+        "a secret): sqlclose expands a spec's ${…} once; write the value so that its expansion holds no ${")
+    assert "out$" not in str(caught.value)  # the variable's value, which may be a secret
 
 
 @pytest.mark.parametrize("folder", ["${SQLCLOSE_TEST_DIR}", "${1abc}"])

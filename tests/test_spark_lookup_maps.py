@@ -190,3 +190,27 @@ def test_an_error_in_a_statement_reading_maps_names_no_leaf(spark) -> None:
         assert "MAP_FROM_ARRAYS" in caught.value.sql
         assert not [leaf for leaf in [*leaves, "L-SECRET"] if leaf in told], told
     spark.spark.catalog.dropTempView(failing)
+
+
+@pytest.mark.parametrize("items", ["leaf redefined", "aggregate", "window", "star"])
+def test_a_select_lookup_a_map_would_not_read_alike_stays_joined(spark, items: str) -> None:
+    """A lookup given as a SELECT over a registered table is read as maps only when each of its items is a
+    row's own expression and its leaf column is the table's: a map is keyed by the table's column and read
+    per row, so a leaf recomputed (``code // 2 AS value``), an aggregate, a window or a star would be read
+    otherwise than the join reads them. Such a lookup stays joined, and its rows are the join's."""
+    leaves = ["a", "b", "c", "d"]
+    lookup, source = _lookup_and_source(spark, leaves, ["a", "b", "0", "1"])
+    column = {"leaf redefined": exp.cast(exp.Div(this=q.col("code"), expression=exp.Literal.number(2),
+                                                 typed=True), "STRING").as_("value"),
+              "aggregate": exp.Max(this=q.col("value")).as_("value"),
+              "window": exp.Window(this=exp.RowNumber(), partition_by=[q.col("label_1")]).as_("value"),
+              "star": exp.Star()}[items]
+    extra = [q.col("label_1")] if items in ("leaf redefined", "window") else []
+    select_lookup = exp.select(column, *extra).from_(q.table(lookup))
+    called = exp.select(q.col("i", "src")).from_(exp.alias_(source.copy(), q.ident("src"), table=True))
+    params = q.Params()
+    joined = q.join_lookup(called, select_lookup, "lk", "value",
+                           lambda: exp.EQ(this=q.col("value", "lk"), expression=q.col("x", "src")),
+                           lambda: q.col("x", "src"), params.add, outer=False, looked_up=spark.looked_up)
+    sql = spark.render(joined)
+    assert "MAP_FROM_ARRAYS" not in sql and lookup in sql  # joined, not read as maps

@@ -321,11 +321,18 @@ def _shuffled_and_sorted(query: exp.Select, parts: int, hash_keys: Sequence[str]
     return outer
 
 
-def _plain_projection(query: exp.Select) -> bool:
-    """A SELECT of expressions FROM one table, nothing else (no join, filter, grouping, order, limit)."""
+def _plain_projection(query: exp.Select, leaf: str) -> bool:
+    """A SELECT of row-wise expressions FROM one table, nothing else (no join, filter, grouping, order,
+    limit; no aggregate, window or star, which a map read per row would not compute alike), its column
+    ``leaf`` the table's own: the map is keyed by the table's column, the join by the SELECT's."""
     source = query.args.get("from_")
     others = [key for key, value in query.args.items() if value and key not in ("expressions", "from_")]
-    return source is not None and isinstance(source.this, exp.Table) and not others
+    if source is None or not isinstance(source.this, exp.Table) or others:
+        return False
+    if any(item.find(exp.AggFunc, exp.Window, exp.Star) for item in query.expressions):
+        return False
+    named = [item for item in query.expressions if item.alias_or_name == leaf]
+    return all(isinstance(item.unalias(), exp.Column) and item.unalias().name == leaf for item in named)
 
 
 def _column(name: str) -> exp.Column:
@@ -594,7 +601,7 @@ class SparkEngine(Engine):
         columns it gives, each aliased; None for any other relation, or a lookup not held."""
         if isinstance(lookup, exp.Table):
             table, items = lookup, None
-        elif isinstance(lookup, exp.Select) and _plain_projection(lookup):
+        elif isinstance(lookup, exp.Select) and _plain_projection(lookup, leaf):
             table, items = lookup.args["from_"].this, lookup.expressions
         else:
             return None

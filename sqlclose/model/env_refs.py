@@ -35,10 +35,11 @@ def expand_env(text: str) -> str:
         value = os.environ.get(name)
         if value:
             if "${" in value:
+                # Its value is not shown: a variable may hold a secret (a Spark setting's key).
                 raise SpecError(
-                    f"environment variable {name} holds ${{ in its value {name_shown(value)} (used in "
-                    f"{name_shown(text)}): sqlclose expands a spec's ${{…}} once, not a variable's value; give "
-                    f"{name} the text itself, without ${{")
+                    f"environment variable {name} holds ${{ in its value (used in {name_shown(text)}; the value is "
+                    f"not shown): sqlclose expands a spec's ${{…}} once, not a variable's value; give {name} the text "
+                    "itself, without ${")
             return value
         if default is None:
             state = "is set but empty" if value == "" else "is not set"
@@ -48,8 +49,9 @@ def expand_env(text: str) -> str:
 
     expanded = ENV_VAR.sub(sub, text)
     if "${" in expanded:  # a value ending in "$" met a "{" after it: read again, it would be a reference
-        raise SpecError(f"{name_shown(text)} expands to {name_shown(expanded)}, which holds ${{: sqlclose expands a "
-                        "spec's ${…} once; write the value so that its expansion holds no ${")
+        raise SpecError(f"{name_shown(text)} expands to text holding ${{ (a variable's value ending in $ meets the "
+                        "{ written after it; the expansion is not shown, as a variable may hold a secret): sqlclose "
+                        "expands a spec's ${…} once; write the value so that its expansion holds no ${")
     return expanded
 
 
