@@ -62,8 +62,11 @@ def held_lookup(table: pa.Table) -> HeldLookup | None:
     carry exactly. The column a statement keys it by is checked then (``keys_leaves``)."""
     if table.num_rows > MAPPED_ROWS or any(field.type not in _SPARK_TYPES for field in table.schema):
         return None
-    return HeldLookup({field.name: (json.dumps(table.column(field.name).to_pylist()), _SPARK_TYPES[field.type])
-                       for field in table.schema})
+    try:
+        return HeldLookup({field.name: (json.dumps(table.column(field.name).to_pylist()), _SPARK_TYPES[field.type])
+                           for field in table.schema})
+    except UnicodeDecodeError:  # a text that is not UTF-8: joined, and the column's UTF-8 check refuses it as before
+        return None
 
 
 def keys_leaves(table: pa.Table, leaf: str) -> bool:

@@ -402,7 +402,10 @@ def _held_labels(problem: Problem, node: Node, wanted: Container[str]) -> dict[s
     for qi, level, counts in zip(problem.qis, node, problem.leaf_counts):
         if level and qi.name in wanted:
             labels = qi.hierarchy.labels(level)
-            held[qi.name] = [labels[c] for c in np.unique(qi.hierarchy.level_codes[counts > 0, level]).tolist()]
+            # bincount, not np.unique: the codes are small and non-negative, and np.unique loads numpy.ma,
+            # which a run does not otherwise import (tests/test_cold_start.py)
+            codes = np.flatnonzero(np.bincount(qi.hierarchy.level_codes[counts > 0, level]))
+            held[qi.name] = [labels[c] for c in codes.tolist()]
     return held
 
 
