@@ -524,8 +524,10 @@ class SparkEngine(Engine):
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
         self._decoded: set[str] = set()  # our views of a CSV's text, which Spark decoded (``refuse_invalid_text``)
         self._unfilled: dict[str, tuple[DataFrame, str]] = {}  # temp tables cached, not yet computed: their SQL
-        # Small registered tables, read as maps (``looked_up``): each with its maps once made.
-        self._held: dict[str, tuple[pa.Table, HeldLookup | None]] = {}
+        # Small registered tables a statement may read as maps (``looked_up``), and by (table, leaf
+        # column) their maps once asked for, or None where a map cannot stand for the join.
+        self._small: dict[str, pa.Table] = {}
+        self._maps: dict[tuple[str, str], HeldLookup | None] = {}
 
     # ---- dialect pieces ----------------------------------------------------------------------
     def placeholder(self, index: int) -> exp.Expression:
@@ -605,13 +607,13 @@ class SparkEngine(Engine):
             table, items = lookup.args["from_"].this, lookup.expressions
         else:
             return None
-        if table.args.get("db") or table.name not in self._held:
+        if table.args.get("db") or table.name not in self._small:
             return None
-        arrow, held = self._held[table.name]
+        arrow = self._small[table.name]
+        if (table.name, leaf) not in self._maps:  # made once, mappable or not
+            self._maps[table.name, leaf] = held_lookup(arrow) if keys_leaves(arrow, leaf) else None
+        held = self._maps[table.name, leaf]
         if held is None:
-            held = held_lookup(arrow)
-            self._held[table.name] = (arrow, held)
-        if held is None or not keys_leaves(arrow, leaf):
             return None
         if items is None:
             items = [_column(name) for name in arrow.column_names]
@@ -763,7 +765,8 @@ class SparkEngine(Engine):
 
     def _drop(self, name: str) -> None:
         self._decoded.discard(name)
-        self._held.pop(name, None)
+        self._small.pop(name, None)
+        self._maps = {key: maps for key, maps in self._maps.items() if key[0] != name}
         self._unfilled.pop(name, None)  # never read: never computed
         if name in self._views:
             frame = self._views.pop(name)
@@ -838,7 +841,7 @@ class SparkEngine(Engine):
     def register(self, name: str, table: pa.Table) -> None:
         self._keep(name, self.spark.createDataFrame(table), cached=False)
         if table.num_rows <= MAPPED_ROWS:
-            self._held[name] = (table, None)  # its maps made when a statement first reads them
+            self._small[name] = table  # its maps made when a statement first reads them
 
     def unregister(self, name: str) -> None:
         self._drop(name)
