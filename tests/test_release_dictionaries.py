@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from sqlglot import exp
+from statement_log import recorded_each
 
 import sqlclose
 import sqlclose.prepare.release_query as release_query
@@ -332,15 +333,7 @@ def test_with_nothing_suppressed_a_qis_members_are_the_labels_its_leaf_counts_fi
     hierarchy whose leaf no row holds, or only rows dropped for a NULL job) is no member. The
     release is read from the source's rows (a column passed through). The oracle: a plain SELECT
     DISTINCT of each column over the written file, in DuckDB's text order."""
-    sent: list[str] = []
-    for name in ("_run", "_run_small", "_execute"):
-        real = getattr(DuckDBEngine, name)
-
-        def spied(self, sql, params=None, _real=real):
-            sent.append(sql)
-            return _real(self, sql, params)
-
-        monkeypatch.setattr(DuckDBEngine, name, spied)
+    sent = recorded_each(monkeypatch, DuckDBEngine, ("_run", "_run_small", "_execute"))
     made: list[tuple[list[str], dict[str, list[str]]]] = []  # per write: its statements, each type's members
     real_dictionaries = release_query.released_dictionaries
 

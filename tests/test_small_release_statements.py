@@ -8,6 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from sqlglot import exp
+from statement_log import recorded_each
 from table3_project import TABLE3
 
 import sqlclose
@@ -17,16 +18,7 @@ from sqlclose.engine.duckdb import DuckDBEngine
 @pytest.fixture
 def sent(monkeypatch) -> list[str]:
     """Every statement the DuckDB engine sends, as its SQL."""
-    statements: list[str] = []
-    for name in ("_run", "_run_small", "_execute"):
-        real = getattr(DuckDBEngine, name)
-
-        def spied(self, sql, params=None, _real=real):
-            statements.append(sql)
-            return _real(self, sql, params)
-
-        monkeypatch.setattr(DuckDBEngine, name, spied)
-    return statements
+    return recorded_each(monkeypatch, DuckDBEngine, ("_run", "_run_small", "_execute"))
 
 
 def own_types(engine: DuckDBEngine, name: str) -> dict[str, str]:
